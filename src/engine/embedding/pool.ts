@@ -1,0 +1,87 @@
+/**
+ * A pool of embedding threads, one per core by default: the model runs single-threaded,
+ * so parallel threads are how ingest uses the whole machine. Chunks of texts are handed
+ * to whichever thread is free; results come back in input order.
+ */
+import { availableParallelism } from "node:os";
+import { Worker } from "node:worker_threads";
+import { errorFromPayload, InternalError, type ErrorPayload } from "../errors.js";
+
+/** Texts sent to a thread at a time: small enough to balance, large enough to amortise messaging. */
+const CHUNK = 8;
+
+interface Task {
+  texts: string[];
+  resolve(vectors: Float32Array[]): void;
+  reject(error: Error): void;
+}
+
+interface Slot {
+  worker: Worker;
+  busy: Task | null;
+}
+
+export interface EmbeddingPool {
+  readonly threads: number;
+  embed(texts: readonly string[]): Promise<Float32Array[]>;
+  close(): Promise<void>;
+}
+
+/** Threads to use: SEMSEARCH_THREADS, else one per available core. */
+export function defaultThreadCount(): number {
+  const configured = Number(process.env.SEMSEARCH_THREADS);
+  if (Number.isInteger(configured) && configured > 0) return configured;
+  return Math.max(1, availableParallelism());
+}
+
+export function createEmbeddingPool(model: string, threads = defaultThreadCount()): EmbeddingPool {
+  const queue: Task[] = [];
+  const slots: Slot[] = [];
+  let failure: Error | null = null;
+
+  const dispatch = () => {
+    for (const slot of slots) {
+      if (slot.busy || queue.length === 0) continue;
+      const task = queue.shift() as Task;
+      slot.busy = task;
+      slot.worker.postMessage({ id: 0, texts: task.texts });
+    }
+  };
+
+  for (let i = 0; i < threads; i++) {
+    const worker = new Worker(new URL("./embed-thread.js", import.meta.url), { workerData: { model } });
+    const slot: Slot = { worker, busy: null };
+    worker.on("message", (message: { vectors?: Float32Array[]; error?: ErrorPayload }) => {
+      const task = slot.busy;
+      slot.busy = null;
+      if (task) {
+        if (message.error) task.reject(errorFromPayload(message.error));
+        else task.resolve(message.vectors as Float32Array[]);
+      }
+      dispatch();
+    });
+    worker.on("error", (error) => {
+      failure = new InternalError("EMBEDDING_THREAD_FAILED", `embedding thread failed: ${error.message}`, { cause: error });
+      slot.busy?.reject(failure);
+      for (const task of queue.splice(0)) task.reject(failure);
+    });
+    slots.push(slot);
+  }
+
+  return {
+    threads,
+    async embed(texts) {
+      if (failure) throw failure;
+      const chunks: Promise<Float32Array[]>[] = [];
+      for (let start = 0; start < texts.length; start += CHUNK) {
+        const chunk = texts.slice(start, start + CHUNK);
+        chunks.push(new Promise((resolve, reject) => queue.push({ texts: chunk, resolve, reject })));
+      }
+      dispatch();
+      return (await Promise.all(chunks)).flat();
+    },
+    async close() {
+      await Promise.all(slots.map((slot) => slot.worker.terminate()));
+    },
+  };
+}

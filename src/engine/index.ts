@@ -1,0 +1,122 @@
+/**
+ * The semsearch engine: the one module the CLI (and later the HTTP server) imports.
+ * It never prints and never exits; it returns data, reports progress through callbacks
+ * and throws SemsearchError subclasses.
+ */
+import path from "node:path";
+import { EngineContext } from "./context.js";
+import { listModels as registryModels } from "./embedding/registry.js";
+import * as indexes from "./indexes.js";
+import { workerPid } from "./indexing/spawn.js";
+import * as objects from "./objects/service.js";
+import { DEFAULT_PROJECT_DIR, Project } from "./project.js";
+import { search } from "./search/search.js";
+import type { SearchParams } from "./search/request.js";
+import type { IndexInfo, IndexStatusCounts, ObjectInfo, SearchPage, StoredObject } from "./types.js";
+
+export * from "./errors.js";
+export type * from "./types.js";
+export type { SearchParams } from "./search/request.js";
+export type { ObjectsInput, AddObjectsOptions, AddObjectsResult } from "./objects/service.js";
+export type { BuildProgress } from "./indexes.js";
+export type { CreateIndexBody, IndexConfiguration, FieldType } from "./config.js";
+export { FIELD_TYPES, INDEX_TYPES } from "./config.js";
+export { DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULTS, VECTOR_CANDIDATES } from "./search/limits.js";
+export { DEFAULT_MODEL } from "./embedding/registry.js";
+export { DEFAULT_PROJECT_DIR } from "./project.js";
+
+export interface EngineOptions {
+  /** Project directory (default `./.semsearch`). Created by the first command that writes. */
+  projectDir?: string;
+  /** Clock, for timestamps (default: the system clock). */
+  now?: () => Date;
+}
+
+export interface ModelInfo {
+  id: string;
+  dimension: number;
+  description: string;
+}
+
+export interface WorkerStatus {
+  running: boolean;
+  pid: number | null;
+  log: string;
+}
+
+export class Engine {
+  private readonly ctx: EngineContext;
+  private readonly now: () => Date;
+
+  constructor(options: EngineOptions = {}) {
+    this.ctx = new EngineContext(new Project(path.resolve(options.projectDir ?? DEFAULT_PROJECT_DIR)));
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** Absolute path of the project directory. */
+  get projectDir(): string {
+    return this.ctx.project.dir;
+  }
+
+  /** Validates a create-index body (`{"configuration": {...}}`), stores the index and starts building it. */
+  createIndex(body: unknown): Promise<{ id: string }> {
+    return indexes.createIndex(this.ctx, body, this.now());
+  }
+
+  listIndexes(): Promise<IndexInfo[]> {
+    return indexes.listIndexes(this.ctx);
+  }
+
+  /** NotFoundError INDEX_NOT_FOUND for an unknown id. */
+  getIndex(id: string): Promise<IndexInfo> {
+    return indexes.describeIndex(this.ctx, indexes.findIndex(this.ctx, id));
+  }
+
+  async indexStatus(id: string): Promise<IndexStatusCounts> {
+    return (await this.getIndex(id)).status;
+  }
+
+  deleteIndex(id: string): Promise<void> {
+    return indexes.deleteIndex(this.ctx, id);
+  }
+
+  /** Resolves when the index has nothing UPLOADED or PROCESSING. */
+  waitForIndex(id: string, onProgress?: (progress: indexes.BuildProgress) => void): Promise<IndexInfo> {
+    return indexes.waitForIndex(this.ctx, id, onProgress);
+  }
+
+  /** Stores objects (all or nothing) and starts indexing them in the background. */
+  addObjects(inputs: readonly objects.ObjectsInput[], options: objects.AddObjectsOptions = {}): Promise<objects.AddObjectsResult> {
+    return objects.addObjects(this.ctx, inputs, options, this.now());
+  }
+
+  getObject(id: string): Promise<ObjectInfo> {
+    return objects.getObject(this.ctx, id);
+  }
+
+  listObjects(offset = 0, limit = 100): Promise<StoredObject[]> {
+    return objects.listObjects(this.ctx, offset, limit);
+  }
+
+  deleteObject(id: string): Promise<void> {
+    return objects.deleteObject(this.ctx, id);
+  }
+
+  /** Searches an index; the result has the service's pagination (spec §2.7). */
+  search(indexId: string, params: SearchParams): Promise<SearchPage> {
+    return search(this.ctx, indexId, params);
+  }
+
+  listModels(): ModelInfo[] {
+    return registryModels().map(({ id, dimension, description }) => ({ id, dimension, description }));
+  }
+
+  workerStatus(): WorkerStatus {
+    const pid = workerPid(this.ctx.project);
+    return { running: pid !== null, pid, log: this.ctx.project.workerLog };
+  }
+
+  close(): Promise<void> {
+    return this.ctx.close();
+  }
+}

@@ -1,0 +1,30 @@
+/** Starting the background worker process. */
+import { spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Project } from "../project.js";
+import { lockOwner, processAlive } from "../lock.js";
+
+const WORKER_MAIN = fileURLToPath(new URL("./worker-main.js", import.meta.url));
+
+/** The pid of the live worker, or null. */
+export function workerPid(project: Project): number | null {
+  const pid = lockOwner(project.workerLock);
+  return pid !== null && processAlive(pid) ? pid : null;
+}
+
+/** Starts a detached worker unless one is alive; it outlives the command that started it. */
+export function ensureWorker(project: Project): void {
+  if (workerPid(project) !== null) return;
+  const log = openSync(project.workerLog, "a");
+  try {
+    const child = spawn(process.execPath, [WORKER_MAIN, project.dir], {
+      detached: true,
+      stdio: ["ignore", log, log],
+      env: process.env,
+    });
+    child.unref();
+  } finally {
+    closeSync(log);
+  }
+}

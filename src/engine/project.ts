@@ -1,0 +1,130 @@
+/**
+ * A project directory: its layout, the index catalog, per-index progress and the
+ * write sequence. Writers (objects add/delete, index create/delete, the worker's
+ * commits) serialise on one lock file; readers never take it.
+ *
+ *   <project>/catalog.json        the indexes: id, configuration, model, dimension, created_at
+ *   <project>/progress/<id>.json  per index: how far the worker got (written by the worker)
+ *   <project>/seq                 the last write sequence number handed out
+ *   <project>/data/               the LanceDB database
+ *   <project>/write.lock, worker.lock, worker.log
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { InternalError } from "./errors.js";
+import { withLock } from "./lock.js";
+import type { IndexRecord } from "./types.js";
+
+export interface IndexProgress {
+  /** Every object with seq <= indexedSeq is in the index table (or in `errors`). */
+  indexedSeq: number;
+  /** Every object with seq <= optimizedSeq is also covered by the built full-text/vector indexes. */
+  optimizedSeq: number;
+  /** Highest seq of the batch being embedded right now, or null. */
+  processingSeq: number | null;
+  /** Objects that could not be indexed, with the reason. */
+  errors: Record<string, { seq: number; message: string }>;
+}
+
+export const EMPTY_PROGRESS: IndexProgress = { indexedSeq: 0, optimizedSeq: 0, processingSeq: null, errors: {} };
+
+interface Catalog {
+  version: 1;
+  indexes: IndexRecord[];
+}
+
+/** Default project directory, relative to the working directory. */
+export const DEFAULT_PROJECT_DIR = ".semsearch";
+
+function readJson<T>(file: string, fallback: T): T {
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as T;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return fallback;
+    throw new InternalError("CORRUPT_PROJECT", `cannot read ${file}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** Writes a file so that readers see the old or the new content, never a mix. */
+function writeJsonAtomic(file: string, value: unknown): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(value, null, 2) + "\n");
+  renameSync(tmp, file);
+}
+
+export class Project {
+  readonly dataDir: string;
+  readonly writeLock: string;
+  readonly workerLock: string;
+  readonly workerLog: string;
+  private readonly catalogFile: string;
+  private readonly progressDir: string;
+  private readonly seqFile: string;
+
+  constructor(readonly dir: string) {
+    this.dataDir = path.join(dir, "data");
+    this.writeLock = path.join(dir, "write.lock");
+    this.workerLock = path.join(dir, "worker.lock");
+    this.workerLog = path.join(dir, "worker.log");
+    this.catalogFile = path.join(dir, "catalog.json");
+    this.progressDir = path.join(dir, "progress");
+    this.seqFile = path.join(dir, "seq");
+  }
+
+  exists(): boolean {
+    return existsSync(this.catalogFile);
+  }
+
+  /** Creates the directory layout if missing. */
+  init(): void {
+    mkdirSync(this.progressDir, { recursive: true });
+    mkdirSync(this.dataDir, { recursive: true });
+    if (!existsSync(this.catalogFile)) writeJsonAtomic(this.catalogFile, { version: 1, indexes: [] } satisfies Catalog);
+  }
+
+  /** Runs `fn` holding the project's write lock. */
+  locked<T>(fn: () => Promise<T>): Promise<T> {
+    this.init();
+    return withLock(this.writeLock, fn);
+  }
+
+  indexes(): IndexRecord[] {
+    return readJson<Catalog>(this.catalogFile, { version: 1, indexes: [] }).indexes;
+  }
+
+  /** Call with the write lock held. */
+  saveIndexes(indexes: IndexRecord[]): void {
+    writeJsonAtomic(this.catalogFile, { version: 1, indexes } satisfies Catalog);
+  }
+
+  progress(indexId: string): IndexProgress {
+    return readJson(path.join(this.progressDir, `${indexId}.json`), EMPTY_PROGRESS);
+  }
+
+  saveProgress(indexId: string, progress: IndexProgress): void {
+    writeJsonAtomic(path.join(this.progressDir, `${indexId}.json`), progress);
+  }
+
+  removeProgress(indexId: string): void {
+    rmSync(path.join(this.progressDir, `${indexId}.json`), { force: true });
+  }
+
+  lastSeq(): number {
+    return readJson<number>(this.seqFile, 0);
+  }
+
+  /**
+   * Reserves `count` sequence numbers (call with the write lock held) and returns the first.
+   * The counter is saved before the objects are written, so a crash leaves a gap, never a reuse.
+   */
+  reserveSeq(count: number): number {
+    const first = this.lastSeq() + 1;
+    writeJsonAtomic(this.seqFile, first + count - 1);
+    return first;
+  }
+}
+
+/** The LanceDB table of an index. */
+export function indexTableName(indexId: string): string {
+  return `index_${indexId}`;
+}

@@ -1,0 +1,57 @@
+/**
+ * Pagination and result statistics (spec §2.7 and §4.3). Pure.
+ *
+ * Rules (also in the README):
+ * - page = floor(offset / limit) + 1
+ * - pages = ceil(total / limit), so 0 when there are no results
+ * - next = {offset + limit, min(limit, remaining)} while results remain after this page; absent on the last page
+ */
+import { MAX_RESULTS, VECTOR_CANDIDATES } from "./limits.js";
+import type { Pagination } from "../types.js";
+
+export interface TotalEstimate {
+  total: number;
+  exact: boolean;
+}
+
+/**
+ * @param available how many ranked results are known to be retrievable right now
+ *   (the page is `results.slice(offset, offset + limit)` of them)
+ */
+export function paginate(offset: number, limit: number, available: number, estimate: TotalEstimate): Pagination {
+  const pagination: Pagination = {
+    pages: Math.ceil(estimate.total / limit),
+    page: Math.floor(offset / limit) + 1,
+    statistics: { total: estimate.total, total_calculation: estimate.exact ? "exact" : "minimum" },
+  };
+  const nextOffset = offset + limit;
+  if (nextOffset < available) pagination.next = { offset: nextOffset, limit: Math.min(limit, available - nextOffset) };
+  return pagination;
+}
+
+/**
+ * Hybrid total (rule 7): the greater of the vector and lexical match counts, capped at MAX_RESULTS.
+ * The fused list is their union, so it can hold more than that: the total is then a minimum.
+ * @param lexicalCapped true when the lexical part stopped at MAX_RESULTS and more matches may exist
+ */
+export function hybridTotal(vectorCount: number, lexicalCount: number, fusedCount: number, lexicalCapped: boolean): TotalEstimate {
+  const total = Math.min(MAX_RESULTS, Math.max(vectorCount, lexicalCount));
+  return { total, exact: fusedCount === total && !lexicalCapped };
+}
+
+/**
+ * How many nearest neighbours a neural-only search fetches for a page: at least the first
+ * vector result set, and enough to know the size of the following page.
+ */
+export function neuralWindow(offset: number, limit: number): number {
+  return Math.min(MAX_RESULTS, Math.max(VECTOR_CANDIDATES, offset + 2 * limit));
+}
+
+/**
+ * Neural-only total (rules 8 and 10): exact when the search came back with fewer neighbours than it
+ * asked for; otherwise a minimum that starts at VECTOR_CANDIDATES and grows with the offset.
+ */
+export function neuralTotal(offset: number, limit: number, requested: number, got: number): TotalEstimate {
+  if (got < requested) return { total: got, exact: true };
+  return { total: Math.min(got, Math.max(VECTOR_CANDIDATES, offset + limit)), exact: false };
+}

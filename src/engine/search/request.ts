@@ -1,0 +1,80 @@
+/** Validation of search parameters (spec §4.2). Pure. */
+import { ValidationError } from "../errors.js";
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULTS } from "./limits.js";
+
+/** Search parameters as a caller gives them (CLI flags or HTTP query parameters). */
+export interface SearchParams {
+  query: string;
+  /** Page size, 1..MAX_LIMIT (default 10). */
+  limit?: number;
+  /** Results to skip, 0..MAX_RESULTS-1 (default 0). */
+  offset?: number;
+  /** `*` for every field, or a comma-separated list (default `id`). */
+  objectFields?: string;
+  /** Comma-separated; `highlights` is the only value. `results_fields` is accepted as an alias. */
+  resultFields?: string;
+}
+
+export interface SearchRequest {
+  query: string;
+  limit: number;
+  offset: number;
+  /** null: every field. */
+  objectFields: string[] | null;
+  highlights: boolean;
+}
+
+export const RESULT_FIELDS = ["highlights"] as const;
+
+function integerIn(name: string, value: number | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ValidationError("INVALID_PARAMETER", `${name} must be an integer from ${min} to ${max}, got ${value}`, {
+      issues: [{ path: name, message: `must be an integer from ${min} to ${max}` }],
+    });
+  }
+  return value;
+}
+
+function splitList(value: string): string[] {
+  return value
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "");
+}
+
+export function parseSearchParams(params: SearchParams): SearchRequest {
+  const query = params.query.trim();
+  if (query === "") {
+    throw new ValidationError("INVALID_PARAMETER", "query must not be empty", { issues: [{ path: "query", message: "empty" }] });
+  }
+  const limit = integerIn("limit", params.limit, DEFAULT_LIMIT, 1, MAX_LIMIT);
+  const offset = integerIn("offset", params.offset, 0, 0, MAX_RESULTS - 1);
+  const fields = params.objectFields === undefined ? ["id"] : splitList(params.objectFields);
+  const resultFields = params.resultFields === undefined ? [] : splitList(params.resultFields);
+  for (const field of resultFields) {
+    if (!(RESULT_FIELDS as readonly string[]).includes(field)) {
+      throw new ValidationError("INVALID_PARAMETER", `Unknown result field "${field}". Known: ${RESULT_FIELDS.join(", ")}`, {
+        issues: [{ path: "result_fields", message: `unknown value "${field}"` }],
+      });
+    }
+  }
+  return {
+    query,
+    limit,
+    offset,
+    objectFields: fields.includes("*") ? null : fields,
+    highlights: resultFields.includes("highlights"),
+  };
+}
+
+/** The object as returned for `object_fields`: `id` is the object id even when the stored object has none. */
+export function projectObject(id: string, object: Record<string, unknown>, fields: string[] | null): Record<string, unknown> {
+  if (fields === null) return object;
+  const out: Record<string, unknown> = {};
+  for (const field of fields) {
+    if (field === "id" && object.id === undefined) out.id = id;
+    else if (Object.hasOwn(object, field)) out[field] = object[field];
+  }
+  return out;
+}

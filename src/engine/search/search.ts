@@ -1,0 +1,70 @@
+/** Searching an index: embed the query with the index's model, rank, fuse, page, attach objects. */
+import type { EngineContext } from "../context.js";
+import { isNeuralOnly } from "../config.js";
+import { loadModel } from "../embedding/registry.js";
+import { findIndex } from "../indexes.js";
+import { indexTableName } from "../project.js";
+import type { JsonObject, SearchHit, SearchPage } from "../types.js";
+import { compareRanked, fuseWeighted, type ScoredId } from "./fuse.js";
+import { MAX_RESULTS, VECTOR_CANDIDATES } from "./limits.js";
+import { hybridTotal, neuralTotal, neuralWindow, paginate, type TotalEstimate } from "./paginate.js";
+import { parseSearchParams, projectObject, type SearchParams } from "./request.js";
+
+interface Ranking {
+  ranked: ScoredId[];
+  estimate: TotalEstimate;
+}
+
+async function rankNeural(ctx: EngineContext, table: string, vector: Float32Array, offset: number, limit: number): Promise<Ranking> {
+  const want = neuralWindow(offset, limit);
+  const ranked = (await (await ctx.store()).vectorSearch(table, vector, want)).sort(compareRanked);
+  return { ranked, estimate: neuralTotal(offset, limit, want, ranked.length) };
+}
+
+async function rankHybrid(ctx: EngineContext, table: string, vector: Float32Array, query: string): Promise<Ranking> {
+  const store = await ctx.store();
+  const [vectorHits, lexicalHits] = await Promise.all([
+    store.vectorSearch(table, vector, VECTOR_CANDIDATES),
+    store.textSearch(table, query, MAX_RESULTS),
+  ]);
+  const ranked = fuseWeighted(lexicalHits, vectorHits).slice(0, MAX_RESULTS);
+  return {
+    ranked,
+    estimate: hybridTotal(vectorHits.length, lexicalHits.length, ranked.length, lexicalHits.length >= MAX_RESULTS),
+  };
+}
+
+/**
+ * Runs a search. The whole ranked list is computed and the page sliced from it (LanceDB's own
+ * offset would apply to each part before fusion), so pages never overlap or skip.
+ */
+export async function search(ctx: EngineContext, indexId: string, params: SearchParams): Promise<SearchPage> {
+  const request = parseSearchParams(params);
+  const index = findIndex(ctx, indexId);
+  const table = indexTableName(index.id);
+  const store = await ctx.store();
+  if ((await store.countRows(table)) === 0) {
+    return { hits: [], pagination: paginate(request.offset, request.limit, 0, { total: 0, exact: true }) };
+  }
+  const [vector] = await (await loadModel(index.model)).embedTexts([request.query]);
+  const { ranked, estimate } = isNeuralOnly(index.configuration)
+    ? await rankNeural(ctx, table, vector as Float32Array, request.offset, request.limit)
+    : await rankHybrid(ctx, table, vector as Float32Array, request.query);
+  const page = ranked.slice(request.offset, request.offset + request.limit);
+  const ids = page.map((hit) => hit.id);
+  const [objects, texts] = await Promise.all([store.getObjects(ids), store.texts(table, ids)]);
+  const hits: SearchHit[] = [];
+  for (const { id, score } of page) {
+    const row = objects.get(id);
+    if (!row) continue; // deleted between ranking and fetching
+    const hit: SearchHit = {
+      id,
+      score,
+      object: projectObject(id, JSON.parse(row.body) as JsonObject, request.objectFields),
+      text: texts.get(id) ?? "",
+    };
+    if (request.highlights) hit.highlights = [];
+    hits.push(hit);
+  }
+  return { hits, pagination: paginate(request.offset, request.limit, ranked.length, estimate) };
+}

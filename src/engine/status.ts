@@ -1,0 +1,51 @@
+/** Per-index and per-object processing state, derived from stored progress and object sequence numbers. */
+import type { EngineContext } from "./context.js";
+import type { IndexProgress } from "./project.js";
+import { indexTableName } from "./project.js";
+import type { IndexRecord, IndexStatusCounts, ObjectIndexStatus } from "./types.js";
+
+function errorsIn(progress: IndexProgress, above: number, atMost: number): number {
+  return Object.values(progress.errors).filter((error) => error.seq > above && error.seq <= atMost).length;
+}
+
+/**
+ * Counts of objects per state for one index:
+ * READY: indexed and covered by the built indexes; PROCESSING: being embedded, or written
+ * and searchable but not yet folded into the built indexes (`incomplete`); UPLOADED: stored,
+ * not yet picked up; ERROR: could not be indexed.
+ */
+export async function indexStatusCounts(ctx: EngineContext, index: IndexRecord): Promise<IndexStatusCounts> {
+  const store = await ctx.store();
+  const progress = ctx.project.progress(index.id);
+  const optimized = Math.min(progress.optimizedSeq, progress.indexedSeq);
+  const processed = Math.max(progress.indexedSeq, progress.processingSeq ?? 0);
+  const [ready, processing, uploaded] = await Promise.all([
+    store.countObjects(-1, optimized),
+    store.countObjects(optimized, processed),
+    store.countObjects(processed),
+  ]);
+  return {
+    UPLOADED: uploaded,
+    PROCESSING: processing - errorsIn(progress, optimized, processed),
+    READY: ready - errorsIn(progress, -1, optimized),
+    ERROR: errorsIn(progress, -1, Infinity),
+  };
+}
+
+/** The state of one stored object (with write sequence `seq`) in one index. */
+export async function objectIndexStatus(
+  ctx: EngineContext,
+  index: IndexRecord,
+  objectId: string,
+  seq: number,
+): Promise<ObjectIndexStatus> {
+  const progress = ctx.project.progress(index.id);
+  const store = await ctx.store();
+  const searchable = (await store.presentIds(indexTableName(index.id), [objectId])).has(objectId);
+  const error = progress.errors[objectId];
+  if (error && error.seq === seq) return { id: index.id, status: "ERROR", searchable, error: error.message };
+  let status: ObjectIndexStatus["status"] = "UPLOADED";
+  if (seq <= Math.min(progress.optimizedSeq, progress.indexedSeq)) status = "READY";
+  else if (seq <= progress.indexedSeq || seq <= (progress.processingSeq ?? 0)) status = "PROCESSING";
+  return { id: index.id, status, searchable };
+}

@@ -1,0 +1,304 @@
+/**
+ * The LanceDB adapter, the only importer of @lancedb/lancedb and apache-arrow.
+ *
+ * Tables of a project database:
+ * - `objects`: every object as given (`body`, JSON text), its `id`, a write sequence
+ *   number `seq` (monotonic across the project) and its timestamps;
+ * - `index_<idx id>`: one row per object of one index, with the searchable `text`
+ *   (full-text indexed) and its `vector`.
+ */
+import { InternalError } from "../errors.js";
+import { sqlIn, sqlNumber } from "./sql.js";
+
+// LanceDB's Rust logger writes warnings straight to stderr; semsearch's stderr carries only its own messages.
+if (!process.env.SEMSEARCH_DEBUG) process.env.LANCEDB_LOG = "off";
+
+type LanceModule = typeof import("@lancedb/lancedb");
+type Connection = import("@lancedb/lancedb").Connection;
+type Table = import("@lancedb/lancedb").Table;
+
+export const OBJECTS_TABLE = "objects";
+/** Rows below which vector search stays exact (brute force) instead of using an ANN index. */
+export const VECTOR_INDEX_MIN_ROWS = 50_000;
+/** Ids per `IN (...)` list. */
+const ID_CHUNK = 500;
+
+export interface ObjectRow {
+  id: string;
+  body: string;
+  seq: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IndexRow {
+  id: string;
+  seq: number;
+  text: string;
+  vector: Float32Array;
+}
+
+export interface ScoredRow {
+  id: string;
+  score: number;
+}
+
+let lance: Promise<{ lancedb: LanceModule; arrow: typeof import("apache-arrow") }> | undefined;
+function loadLance() {
+  lance ??= Promise.all([import("@lancedb/lancedb"), import("apache-arrow")]).then(([lancedb, arrow]) => ({
+    lancedb,
+    arrow,
+  }));
+  return lance;
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+async function wrap<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    throw new InternalError("STORAGE_ERROR", `${what}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+function toObjectRow(row: Record<string, unknown>): ObjectRow {
+  return {
+    id: String(row.id),
+    body: String(row.body),
+    seq: Number(row.seq),
+    created_at: String(row.created_at),
+    updated_at: String(row.updated_at),
+  };
+}
+
+export class LanceStore {
+  private readonly tables = new Map<string, Table>();
+
+  private constructor(
+    private readonly db: Connection,
+    private readonly mod: { lancedb: LanceModule; arrow: typeof import("apache-arrow") },
+  ) {}
+
+  /** Opens (creating if needed) the database in `dir`; reads always see other processes' commits. */
+  static async open(dir: string): Promise<LanceStore> {
+    const mod = await loadLance();
+    const db = await wrap("opening the database", () => mod.lancedb.connect(dir, { readConsistencyInterval: 0 }));
+    return new LanceStore(db, mod);
+  }
+
+  private async table(name: string): Promise<Table> {
+    let table = this.tables.get(name);
+    if (!table) {
+      table = await wrap(`opening table ${name}`, () => this.db.openTable(name));
+      this.tables.set(name, table);
+    }
+    return table;
+  }
+
+  async hasTable(name: string): Promise<boolean> {
+    return (await wrap("listing tables", () => this.db.tableNames({ limit: 1_000_000 }))).includes(name);
+  }
+
+  private async objectsTable(): Promise<Table | null> {
+    if (this.tables.has(OBJECTS_TABLE)) return this.table(OBJECTS_TABLE);
+    return (await this.hasTable(OBJECTS_TABLE)) ? this.table(OBJECTS_TABLE) : null;
+  }
+
+  private async ensureObjectsTable(): Promise<Table> {
+    const existing = await this.objectsTable();
+    if (existing) return existing;
+    const { Schema, Field, Utf8, Float64 } = this.mod.arrow;
+    const schema = new Schema([
+      new Field("id", new Utf8(), false),
+      new Field("body", new Utf8(), false),
+      new Field("seq", new Float64(), false),
+      new Field("created_at", new Utf8(), false),
+      new Field("updated_at", new Utf8(), false),
+    ]);
+    const table = await wrap("creating the object store", () =>
+      this.db.createEmptyTable(OBJECTS_TABLE, schema, { existOk: true }),
+    );
+    this.tables.set(OBJECTS_TABLE, table);
+    return table;
+  }
+
+  /** Inserts or replaces objects by id, in one commit: all of them or none. */
+  async upsertObjects(rows: readonly ObjectRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const table = await this.ensureObjectsTable();
+    await wrap("writing objects", async () => {
+      await table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows.map((row) => ({ ...row })));
+    });
+  }
+
+  async getObjects(ids: readonly string[]): Promise<Map<string, ObjectRow>> {
+    const out = new Map<string, ObjectRow>();
+    const table = await this.objectsTable();
+    if (!table || ids.length === 0) return out;
+    for (const part of chunks([...new Set(ids)], ID_CHUNK)) {
+      const rows = await wrap("reading objects", () => table.query().where(sqlIn("id", part)).toArray());
+      for (const row of rows) out.set(String(row.id), toObjectRow(row));
+    }
+    return out;
+  }
+
+  /** Objects in id order, for listing. */
+  async listObjects(offset: number, limit: number): Promise<ObjectRow[]> {
+    const table = await this.objectsTable();
+    if (!table) return [];
+    const rows = await wrap("listing objects", () =>
+      table.query().orderBy({ columnName: "id", ascending: true }).offset(offset).limit(limit).toArray(),
+    );
+    return rows.map(toObjectRow);
+  }
+
+  /** Objects written after `seq`, oldest first. */
+  async objectsAfter(seq: number, limit: number): Promise<ObjectRow[]> {
+    const table = await this.objectsTable();
+    if (!table) return [];
+    const rows = await wrap("reading pending objects", () =>
+      table
+        .query()
+        .where(`seq > ${sqlNumber(seq)}`)
+        .orderBy({ columnName: "seq", ascending: true })
+        .limit(limit)
+        .toArray(),
+    );
+    return rows.map(toObjectRow);
+  }
+
+  /** Objects with `seq` in `(above, atMost]`. */
+  async countObjects(above = -1, atMost = Infinity): Promise<number> {
+    const table = await this.objectsTable();
+    if (!table) return 0;
+    const parts = [`seq > ${sqlNumber(above)}`];
+    if (atMost !== Infinity) parts.push(`seq <= ${sqlNumber(atMost)}`);
+    return wrap("counting objects", () => table.countRows(parts.join(" AND ")));
+  }
+
+  async deleteObjects(ids: readonly string[]): Promise<void> {
+    const table = await this.objectsTable();
+    if (!table || ids.length === 0) return;
+    for (const part of chunks(ids, ID_CHUNK)) await wrap("deleting objects", () => table.delete(sqlIn("id", part)));
+  }
+
+  /** Creates the table of an index, with its (empty) full-text index so text search works from the first row. */
+  async createIndexTable(name: string, dimension: number): Promise<void> {
+    const { Schema, Field, Utf8, Float64, Float32, FixedSizeList } = this.mod.arrow;
+    const schema = new Schema([
+      new Field("id", new Utf8(), false),
+      new Field("seq", new Float64(), false),
+      new Field("text", new Utf8(), false),
+      new Field("vector", new FixedSizeList(dimension, new Field("item", new Float32(), true)), false),
+    ]);
+    const table = await wrap(`creating table ${name}`, () => this.db.createEmptyTable(name, schema, { existOk: true }));
+    await wrap(`creating the full-text index of ${name}`, () =>
+      table.createIndex("text", { config: this.mod.lancedb.Index.fts({ withPosition: false }), replace: true }),
+    );
+    this.tables.set(name, table);
+  }
+
+  async dropTable(name: string): Promise<void> {
+    this.tables.delete(name);
+    if (await this.hasTable(name)) await wrap(`dropping table ${name}`, () => this.db.dropTable(name));
+  }
+
+  /** Replaces the rows of the given objects (delete + insert in one merge commit). */
+  async upsertIndexRows(name: string, rows: readonly IndexRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const table = await this.table(name);
+    const records = rows.map((row) => ({ id: row.id, seq: row.seq, text: row.text, vector: Array.from(row.vector) }));
+    await wrap(`writing rows of ${name}`, async () => {
+      await table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(records);
+    });
+  }
+
+  async deleteIndexRows(name: string, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const table = await this.table(name);
+    for (const part of chunks(ids, ID_CHUNK)) await wrap(`deleting rows of ${name}`, () => table.delete(sqlIn("id", part)));
+  }
+
+  async countRows(name: string): Promise<number> {
+    const table = await this.table(name);
+    return wrap(`counting rows of ${name}`, () => table.countRows());
+  }
+
+  /** Which of `ids` have a row in the index table. */
+  async presentIds(name: string, ids: readonly string[]): Promise<Set<string>> {
+    const table = await this.table(name);
+    const out = new Set<string>();
+    for (const part of chunks(ids, ID_CHUNK)) {
+      const rows = await wrap(`reading ${name}`, () => table.query().where(sqlIn("id", part)).select(["id"]).toArray());
+      for (const row of rows) out.add(String(row.id));
+    }
+    return out;
+  }
+
+  /** The searchable text of rows, by id. */
+  async texts(name: string, ids: readonly string[]): Promise<Map<string, string>> {
+    const table = await this.table(name);
+    const out = new Map<string, string>();
+    for (const part of chunks(ids, ID_CHUNK)) {
+      const rows = await wrap(`reading ${name}`, () =>
+        table.query().where(sqlIn("id", part)).select(["id", "text"]).toArray(),
+      );
+      for (const row of rows) out.set(String(row.id), String(row.text));
+    }
+    return out;
+  }
+
+  /** Nearest rows by cosine similarity (score = 1 - cosine distance), best first. */
+  async vectorSearch(name: string, vector: Float32Array, limit: number): Promise<ScoredRow[]> {
+    const table = await this.table(name);
+    const rows = await wrap(`vector search in ${name}`, () =>
+      table
+        .vectorSearch(Array.from(vector))
+        .distanceType("cosine")
+        .select(["id", "_distance"])
+        .limit(limit)
+        .toArray(),
+    );
+    return rows.map((row) => ({ id: String(row.id), score: 1 - Number(row._distance) }));
+  }
+
+  /** BM25 matches of a query over the `text` column, best first. */
+  async textSearch(name: string, query: string, limit: number): Promise<ScoredRow[]> {
+    if (query.trim() === "") return [];
+    const table = await this.table(name);
+    const rows = await wrap(`full-text search in ${name}`, () =>
+      table.query().fullTextSearch(query, { columns: "text" }).select(["id", "_score"]).limit(limit).toArray(),
+    );
+    return rows.map((row) => ({ id: String(row.id), score: Number(row._score) }));
+  }
+
+  /**
+   * Folds new rows into the full-text index (and builds the vector index once the table is
+   * large enough), then compacts. Search works throughout: unindexed rows are searched flat.
+   */
+  async optimizeIndexTable(name: string): Promise<void> {
+    const table = await this.table(name);
+    await wrap(`optimizing ${name}`, async () => {
+      const rows = await table.countRows();
+      const indices = await table.listIndices();
+      if (rows >= VECTOR_INDEX_MIN_ROWS && !indices.some((index) => index.columns.includes("vector"))) {
+        await table.createIndex("vector", {
+          config: this.mod.lancedb.Index.ivfPq({ distanceType: "cosine", numPartitions: Math.round(Math.sqrt(rows)) }),
+        });
+      }
+      await table.optimize({ cleanupOlderThan: new Date(Date.now() - 60_000) });
+    });
+  }
+
+  close(): void {
+    this.tables.clear();
+    this.db.close();
+  }
+}

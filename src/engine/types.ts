@@ -1,0 +1,86 @@
+/** Records and result shapes shared by the engine, the CLI and (later) the HTTP server. */
+import type { IndexConfiguration } from "./config.js";
+
+/** A user object as given, unmodified. */
+export type JsonObject = { [key: string]: unknown };
+
+/** One entry of the index catalog. */
+export interface IndexRecord {
+  /** `idx_<opaque>` */
+  id: string;
+  configuration: IndexConfiguration;
+  /** Embedding model id, e.g. `use-lite-512`. */
+  model: string;
+  /** Vector dimension of the model. */
+  dimension: number;
+  /** ISO 8601 creation time. */
+  created_at: string;
+}
+
+/** Per-object processing state of one index. */
+export type ObjectIndexState = "UPLOADED" | "PROCESSING" | "READY" | "ERROR";
+
+/** Counts of objects per state, the shape of `index status`. */
+export type IndexStatusCounts = Record<ObjectIndexState, number>;
+
+/** Index-level lifecycle: BUILDING while any object is UPLOADED or PROCESSING, READY otherwise. */
+export type IndexState = "BUILDING" | "READY";
+
+export interface IndexInfo extends IndexRecord {
+  state: IndexState;
+  status: IndexStatusCounts;
+}
+
+/** A stored object with its metadata. */
+export interface StoredObject {
+  id: string;
+  object: JsonObject;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ObjectIndexStatus {
+  id: string;
+  status: ObjectIndexState;
+  /** True when the object is already found by search in this index. */
+  searchable: boolean;
+  error?: string;
+}
+
+export interface ObjectInfo extends StoredObject {
+  status: {
+    /** `incomplete` while any index has not finished processing the object; `complete` after. */
+    state: "complete" | "incomplete";
+    indexes: ObjectIndexStatus[];
+  };
+}
+
+export interface PaginationNext {
+  offset: number;
+  limit: number;
+}
+
+/** Spec §2.7. */
+export interface Pagination {
+  pages: number;
+  page: number;
+  next?: PaginationNext;
+  statistics: { total: number; total_calculation: "exact" | "minimum" };
+}
+
+/** One ranked result before rendering. */
+export interface SearchHit {
+  id: string;
+  /** Fused relevance score, higher is better (not part of the service's JSON shape). */
+  score: number;
+  /** The object projected by `object_fields`. */
+  object: JsonObject;
+  /** The searchable text of the object, for snippets. */
+  text: string;
+  highlights?: unknown[];
+}
+
+export interface SearchPage {
+  hits: SearchHit[];
+  pagination: Pagination;
+}
