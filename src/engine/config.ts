@@ -51,14 +51,14 @@ export interface FieldRule {
 
 function describeIssue(issue: v.BaseIssue<unknown>): ErrorIssue {
   const keys = (issue.path ?? []).map((item) => String(item.key));
-  if (issue.type === "strict_object" && keys.length > 0) {
+  if (issue.type === "strict_object" && issue.expected === "never" && keys.length > 0) {
     const unknown = keys.pop() as string;
     return { path: keys.join(".") || "(body)", message: `unknown key "${unknown}"` };
   }
   const path = keys.join(".") || "(body)";
+  if (issue.received === "undefined") return { path, message: "required, but missing" };
   if (issue.kind === "schema") {
-    const received = issue.received === "undefined" ? "nothing" : issue.received;
-    return { path, message: `expected ${issue.expected}, received ${received}` };
+    return { path, message: `expected ${issue.expected}, received ${issue.received}` };
   }
   return { path, message: issue.message };
 }

@@ -24,6 +24,7 @@ export { FIELD_TYPES, INDEX_TYPES } from "./config.js";
 export { DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULTS, VECTOR_CANDIDATES } from "./search/limits.js";
 export { DEFAULT_MODEL } from "./embedding/registry.js";
 export { DEFAULT_PROJECT_DIR } from "./project.js";
+export { parseJsonText } from "./objects/parse.js";
 
 export interface EngineOptions {
   /** Project directory (default `./.semsearch`). Created by the first command that writes. */

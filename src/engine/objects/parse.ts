@@ -5,6 +5,7 @@
  */
 import { ValidationError } from "../errors.js";
 import type { JsonObject } from "../types.js";
+import { jsonErrorOffset } from "./json-error.js";
 
 export interface ParsedObject {
   object: JsonObject;
@@ -23,21 +24,21 @@ export function lineOf(text: string, offset: number): number {
   return line;
 }
 
-function syntaxLine(text: string, error: unknown): number | null {
-  const message = error instanceof Error ? error.message : "";
-  const lineMatch = /line (\d+)/.exec(message);
-  if (lineMatch) return Number(lineMatch[1]);
-  const positionMatch = /position (\d+)/.exec(message);
-  return positionMatch ? lineOf(text, Number(positionMatch[1])) : null;
+/** `source:line` of the first invalid character of a JSON text. */
+export function syntaxWhere(text: string, source: string): string {
+  const offset = jsonErrorOffset(text);
+  return offset < 0 ? source : `${source}:${lineOf(text, offset)}`;
 }
 
 function invalid(where: string, message: string): ValidationError {
   return new ValidationError("INVALID_INPUT", `${where}: ${message}`, { issues: [{ path: where, message }] });
 }
 
-function cleanJsonMessage(error: unknown): string {
+/** The reason of a JSON.parse failure, without the position wording that varies by Node version. */
+export function jsonReason(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  return `invalid JSON (${message.replace(/ in JSON at position \d+( \(line \d+ column \d+\))?/, "")})`;
+  const reason = message.split(/ in JSON at position|, "|\n/)[0] ?? message;
+  return `invalid JSON (${reason.trim()})`;
 }
 
 /** Start offset of each top-level element of a JSON array text (already known to parse). */
@@ -72,8 +73,7 @@ function parseArray(text: string, source: string): ParsedObject[] {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    const line = syntaxLine(text, error);
-    throw invalid(line ? `${source}:${line}` : source, cleanJsonMessage(error));
+    throw invalid(syntaxWhere(text, source), jsonReason(error));
   }
   const items = value as unknown[];
   const offsets = arrayElementOffsets(text);
@@ -95,7 +95,7 @@ function parseLines(text: string, source: string): ParsedObject[] {
     try {
       value = JSON.parse(line);
     } catch (error) {
-      throw invalid(where, cleanJsonMessage(error));
+      throw invalid(where, jsonReason(error));
     }
     if (!isPlainObject(value)) throw invalid(where, "each line must be a JSON object");
     out.push({ object: value, where });
@@ -134,4 +134,15 @@ export function objectId(object: JsonObject, idField: string, where: string): st
   if (typeof value === "number" && Number.isFinite(value)) return String(value);
   if (typeof value === "string" && value.length > 0 && !value.includes("\u0000")) return value;
   throw invalid(where, `field "${idField}" must be a non-empty string or a number, got ${JSON.stringify(value)}`);
+}
+
+/** Parses a JSON document read from `source`; ValidationError INVALID_JSON naming `source:line` otherwise. */
+export function parseJsonText(text: string, source: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const where = syntaxWhere(text, source);
+    const reason = jsonReason(error);
+    throw new ValidationError("INVALID_JSON", `${where}: ${reason}`, { issues: [{ path: where, message: reason }] });
+  }
 }

@@ -1,0 +1,81 @@
+/** `semsearch index create | list | get | status | delete`. */
+import type { Engine, IndexInfo } from "../../engine/index.js";
+import { checkNoMix, indexBodyFromFlags, type IndexCreateFlags } from "../index-body.js";
+import { parseJsonText } from "../../engine/index.js";
+import { withEngine, readInput, type GlobalOptions } from "../options.js";
+import { printResult } from "../output.js";
+import { progressReporter } from "../progress.js";
+import { renderIndexTable } from "../render/table.js";
+
+export interface IndexCreateOptions extends GlobalOptions, IndexCreateFlags {
+  config?: string;
+  wait?: boolean;
+}
+
+async function waitWithProgress(engine: Engine, id: string, json: boolean | undefined): Promise<IndexInfo> {
+  const progress = progressReporter(json, id);
+  try {
+    return await engine.waitForIndex(id, (p) => progress.update(p));
+  } finally {
+    progress.done();
+  }
+}
+
+export async function indexCreate(options: IndexCreateOptions): Promise<void> {
+  checkNoMix(options, options.config);
+  let body: unknown;
+  if (options.config !== undefined) {
+    const input = await readInput(options.config);
+    body = parseJsonText(input.text, input.source);
+  } else {
+    body = indexBodyFromFlags(options);
+  }
+  await withEngine(options, async (engine) => {
+    const { id } = await engine.createIndex(body);
+    if (options.wait) await waitWithProgress(engine, id, options.json);
+    printResult(options, { id }, () => `${id}\n`);
+  });
+}
+
+export async function indexList(options: GlobalOptions): Promise<void> {
+  await withEngine(options, async (engine) => {
+    const indexes = await engine.listIndexes();
+    printResult(options, { indexes }, () => renderIndexTable(indexes));
+  });
+}
+
+function describe(index: IndexInfo): string {
+  const { status } = index;
+  return [
+    `id:        ${index.id}`,
+    `type:      ${index.configuration.index_type.name} (${index.configuration.index_type.neural_only ? "neural only" : "hybrid"})`,
+    `model:     ${index.model} (${index.dimension}-d)`,
+    `state:     ${index.state}`,
+    `objects:   ${status.READY} ready, ${status.PROCESSING} processing, ${status.UPLOADED} uploaded, ${status.ERROR} error`,
+    `created:   ${index.created_at}`,
+    `config:    ${JSON.stringify(index.configuration)}`,
+  ].join("\n") + "\n";
+}
+
+export async function indexGet(id: string, options: GlobalOptions & { wait?: boolean }): Promise<void> {
+  await withEngine(options, async (engine) => {
+    const index = options.wait ? await waitWithProgress(engine, id, options.json) : await engine.getIndex(id);
+    printResult(options, index, () => describe(index));
+  });
+}
+
+export async function indexStatus(id: string, options: GlobalOptions & { wait?: boolean }): Promise<void> {
+  await withEngine(options, async (engine) => {
+    const status = options.wait ? (await waitWithProgress(engine, id, options.json)).status : await engine.indexStatus(id);
+    printResult(options, { status }, () =>
+    `UPLOADED ${status.UPLOADED} · PROCESSING ${status.PROCESSING} · READY ${status.READY} · ERROR ${status.ERROR}\n`,
+    );
+  });
+}
+
+export async function indexDelete(id: string, options: GlobalOptions): Promise<void> {
+  await withEngine(options, async (engine) => {
+    await engine.deleteIndex(id);
+    printResult(options, { deleted: id }, () => `Deleted index ${id}.\n`);
+  });
+}

@@ -1,0 +1,62 @@
+/** `semsearch objects add | get | list | delete`. */
+import { UsageError, type ObjectsInput } from "../../engine/index.js";
+import { readInput, readStdin, withEngine, type GlobalOptions } from "../options.js";
+import { note, printResult } from "../output.js";
+import { progressReporter } from "../progress.js";
+import { renderObjectTable } from "../render/table.js";
+
+export interface ObjectsAddOptions extends GlobalOptions {
+  idField?: string;
+  wait?: boolean;
+}
+
+async function readInputs(files: string[]): Promise<ObjectsInput[]> {
+  if (files.length > 0) return Promise.all(files.map(readInput));
+  if (process.stdin.isTTY) {
+    throw new UsageError("NO_INPUT", "No input: give JSON files, or pipe JSON / JSON Lines on standard input (or use -)");
+  }
+  return [{ text: await readStdin(), source: "<stdin>" }];
+}
+
+export async function objectsAdd(files: string[], options: ObjectsAddOptions): Promise<void> {
+  const inputs = await readInputs(files);
+  await withEngine(options, async (engine) => {
+    const result = await engine.addObjects(inputs, { idField: options.idField });
+    if (options.wait) {
+      for (const index of await engine.listIndexes()) {
+        const progress = progressReporter(options.json, index.id);
+        try {
+          await engine.waitForIndex(index.id, (p) => progress.update(p));
+        } finally {
+          progress.done();
+        }
+      }
+    }
+    printResult(options, result, () => `Added ${result.count} object${result.count === 1 ? "" : "s"}.\n`);
+    if (!options.wait && (await engine.listIndexes()).length > 0) note(options, "Indexing continues in the background.");
+  });
+}
+
+export async function objectsGet(id: string, options: GlobalOptions): Promise<void> {
+  await withEngine(options, async (engine) => {
+    const info = await engine.getObject(id);
+    printResult(options, info, () => {
+      const states = info.status.indexes.map((entry) => `${entry.id}: ${entry.status}${entry.searchable ? " (searchable)" : ""}`);
+      return `${JSON.stringify(info.object, null, 2)}\nid: ${info.id} · created ${info.created_at} · updated ${info.updated_at}\nstatus: ${info.status.state}${states.length ? `\n  ${states.join("\n  ")}` : ""}\n`;
+    });
+  });
+}
+
+export async function objectsList(options: GlobalOptions & { limit?: number; offset?: number }): Promise<void> {
+  await withEngine(options, async (engine) => {
+    const objects = await engine.listObjects(options.offset ?? 0, options.limit ?? 100);
+    printResult(options, { objects }, () => renderObjectTable(objects));
+  });
+}
+
+export async function objectsDelete(id: string, options: GlobalOptions): Promise<void> {
+  await withEngine(options, async (engine) => {
+    await engine.deleteObject(id);
+    printResult(options, { deleted: id }, () => `Deleted object ${id}.\n`);
+  });
+}

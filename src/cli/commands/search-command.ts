@@ -1,0 +1,40 @@
+/** `semsearch search <index> <query>`. */
+import { UsageError, DEFAULT_LIMIT } from "../../engine/index.js";
+import { withEngine, type GlobalOptions } from "../options.js";
+import { printResult } from "../output.js";
+import { searchResponse } from "../render/json.js";
+import { renderSearchTable } from "../render/table.js";
+
+export interface SearchOptions extends GlobalOptions {
+  limit?: number;
+  offset?: number;
+  page?: number;
+  objectFields?: string;
+  resultFields?: string;
+  resultsFields?: string;
+}
+
+/** --page N is sugar for offset = limit × (N − 1). */
+export function resolveOffset(options: SearchOptions): number | undefined {
+  if (options.page === undefined) return options.offset;
+  if (options.offset !== undefined) throw new UsageError("CONFLICTING_OPTIONS", "Give --page or --offset, not both");
+  if (options.page < 1) throw new UsageError("INVALID_PAGE", "--page starts at 1");
+  return (options.limit ?? DEFAULT_LIMIT) * (options.page - 1);
+}
+
+export async function searchCommand(indexId: string, queryWords: string[], options: SearchOptions): Promise<void> {
+  const offset = resolveOffset(options);
+  const query = queryWords.join(" ");
+  await withEngine(options, async (engine) => {
+    const page = await engine.search(indexId, {
+      query,
+      limit: options.limit,
+      offset,
+      // Tables show the object fields asked for; JSON defaults to the service's id-only object.
+      objectFields: options.objectFields,
+      resultFields: options.resultFields ?? options.resultsFields,
+    });
+    const extra = options.objectFields === undefined || options.objectFields === "*" ? [] : options.objectFields.split(",").map((f) => f.trim()).filter((f) => f && f !== "id");
+    printResult(options, searchResponse(page), () => renderSearchTable(page, offset ?? 0, extra));
+  });
+}

@@ -1,0 +1,63 @@
+/** The CLI entry and its only error boundary: messages to stderr, exit codes from the error catalog. */
+import { readFileSync } from "node:fs";
+import { CommanderError } from "commander";
+import { InternalError, SemsearchError, UsageError } from "../engine/index.js";
+import { createProgram } from "./program.js";
+import { configureColor, chalk } from "./render/style.js";
+
+const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+
+function wantsJson(argv: string[]): boolean {
+  return argv.includes("--json");
+}
+
+function fromCommander(error: CommanderError): SemsearchError | null {
+  if (["commander.helpDisplayed", "commander.version", "commander.help"].includes(error.code)) return null;
+  const message = error.message.replace(/^error: /, "");
+  return new UsageError("USAGE", message.charAt(0).toUpperCase() + message.slice(1), { hint: "Run with --help for usage." });
+}
+
+function report(error: SemsearchError, json: boolean): void {
+  if (json) {
+    const entry: Record<string, unknown> = { code: error.code, message: error.message };
+    if (error.hint) entry.hint = error.hint;
+    if (error.issues?.length) entry.issues = error.issues;
+    process.stderr.write(JSON.stringify({ errors: [entry] }) + "\n");
+    return;
+  }
+  process.stderr.write(`${chalk.red("error:")} ${error.message}\n`);
+  for (const issue of error.issues?.slice(1) ?? []) process.stderr.write(`  ${issue.path}: ${issue.message}\n`);
+  if (error.hint) process.stderr.write(`${chalk.dim(error.hint)}\n`);
+  if (error instanceof InternalError) {
+    const cause = error.cause instanceof Error ? error.cause : error;
+    process.stderr.write(`${cause.stack ?? ""}\nThis is a bug in semsearch; please report it with the lines above.\n`);
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const json = wantsJson(argv);
+  configureColor(!argv.includes("--no-color"));
+  const program = createProgram(undefined, pkg.version);
+  let showingHelp = false;
+  program.configureOutput({
+    writeErr: (text) => {
+      // commander's own error lines are reported by `report`; help printed on a usage error is kept.
+      if (showingHelp || !text.startsWith("error:")) process.stderr.write(json ? "" : text);
+    },
+  });
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return 0;
+  } catch (caught) {
+    let error: SemsearchError | null;
+    if (caught instanceof CommanderError) error = fromCommander(caught);
+    else if (caught instanceof SemsearchError) error = caught;
+    else error = new InternalError("INTERNAL", caught instanceof Error ? caught.message : String(caught), { cause: caught });
+    if (error === null) return caught instanceof CommanderError && caught.code === "commander.help" ? caught.exitCode : 0;
+    showingHelp = false;
+    report(error, json);
+    return error.exitCode;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,76 @@
+/** Shared flags and argument parsers of the CLI. */
+import { readFile } from "node:fs/promises";
+import { InvalidArgumentError, type Command } from "commander";
+import { Engine, UsageError, DEFAULT_PROJECT_DIR } from "../engine/index.js";
+
+/** Options every command inherits from the root program. */
+export interface GlobalOptions {
+  project?: string;
+  json?: boolean;
+  color?: boolean;
+}
+
+export function globals(command: Command): GlobalOptions {
+  return command.optsWithGlobals() as GlobalOptions;
+}
+
+/** Project directory: --project, else SEMSEARCH_PROJECT, else ./.semsearch. */
+export function projectDir(options: GlobalOptions): string {
+  return options.project ?? process.env.SEMSEARCH_PROJECT ?? DEFAULT_PROJECT_DIR;
+}
+
+export function openEngine(options: GlobalOptions): Engine {
+  return new Engine({ projectDir: projectDir(options) });
+}
+
+/** commander argParser for a non-negative integer flag. */
+export function integerArg(value: string): number {
+  if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError("expected a whole number");
+  return Number(value);
+}
+
+/** commander argParser for a comma-separated list. */
+export function listArg(value: string): string[] {
+  return value
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "");
+}
+
+/** commander argParser for a repeatable `key=value` flag. */
+export function keyValueArg(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const at = value.indexOf("=");
+  if (at <= 0) throw new InvalidArgumentError(`expected field=value, got "${value}"`);
+  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}
+
+/** Reads all of standard input as text. */
+export async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Reads a file, or standard input for `-`; a missing file is a usage error naming it. */
+export async function readInput(file: string): Promise<{ text: string; source: string }> {
+  if (file === "-") {
+    if (process.stdin.isTTY) throw new UsageError("NO_INPUT", "Reading from standard input, but it is a terminal: pipe the input in");
+    return { text: await readStdin(), source: "<stdin>" };
+  }
+  try {
+    return { text: await readFile(file, "utf8"), source: file };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError("INPUT_NOT_READABLE", `Cannot read ${file}: ${code === "ENOENT" ? "no such file" : (error as Error).message}`);
+  }
+}
+
+/** Runs `fn` with an engine on the selected project, closing it afterwards. */
+export async function withEngine<T>(options: GlobalOptions, fn: (engine: Engine) => Promise<T>): Promise<T> {
+  const engine = openEngine(options);
+  try {
+    return await fn(engine);
+  } finally {
+    await engine.close();
+  }
+}

@@ -1,0 +1,115 @@
+/** The command tree. Side-effect free: handlers are injected, so tests can check what each command receives. */
+import { Command, Option } from "commander";
+import { FIELD_TYPES, MAX_LIMIT } from "../engine/index.js";
+import { demoCommand } from "./commands/demo-command.js";
+import { indexCreate, indexDelete, indexGet, indexList, indexStatus } from "./commands/index-commands.js";
+import { objectsAdd, objectsDelete, objectsGet, objectsList } from "./commands/objects-commands.js";
+import { searchCommand } from "./commands/search-command.js";
+import { workerStatus } from "./commands/worker-command.js";
+import { integerArg, keyValueArg, listArg } from "./options.js";
+
+export const handlers = {
+  demo: demoCommand,
+  indexCreate,
+  indexList,
+  indexGet,
+  indexStatus,
+  indexDelete,
+  objectsAdd,
+  objectsGet,
+  objectsList,
+  objectsDelete,
+  search: searchCommand,
+  workerStatus,
+};
+export type Handlers = typeof handlers;
+
+function withGlobals<A extends unknown[]>(fn: (...args: [...A, Record<string, unknown>]) => Promise<void>) {
+  return (...args: unknown[]) => {
+    const command = args.at(-1) as Command;
+    const positional = args.slice(0, -2) as A;
+    return fn(...positional, command.optsWithGlobals());
+  };
+}
+
+function addFieldRuleFlags(command: Command): Command {
+  for (const rule of ["crawlable", "searchable", "filterable"]) {
+    command.option(`--${rule} <fields>`, `${rule} fields, comma-separated (allow list)`, listArg);
+    command.option(`--${rule}-deny <fields>`, `fields that are never ${rule}, comma-separated`, listArg);
+  }
+  return command;
+}
+
+export function createProgram(h: Handlers = handlers, version = "0.0.0"): Command {
+  const program = new Command("semsearch")
+    .description("Local-first semantic search: hybrid full-text + vector search over LanceDB, embeddings computed on this machine.")
+    .version(version)
+    .option("-p, --project <dir>", "project directory (env SEMSEARCH_PROJECT, default ./.semsearch)")
+    .option("--json", "print the service's JSON shapes on stdout, errors as JSON on stderr")
+    .option("--no-color", "no colours (also NO_COLOR, and whenever stdout is not a terminal)")
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride();
+
+  program
+    .command("demo [query...]")
+    .description("index the bundled sample articles in a temporary project and search them")
+    .option("--limit <n>", "results to show", integerArg)
+    .action(withGlobals(h.demo));
+
+  const index = program.command("index").description("create, inspect and delete indexes");
+  addFieldRuleFlags(
+    index
+      .command("create")
+      .description('create an index; prints {"id":"idx_..."} and builds it in the background')
+      .option("--config <file|->", 'the request body {"configuration": {...}} from a file or stdin')
+      .addOption(new Option("--type <type>", "index type (text or image)"))
+      .option("--highlights", "enable text highlights")
+      .option("--neural-only", "vector search only (no lexical part)")
+      .option("--model <name>", "embedding model (default: the bundled use-lite-512)"),
+  )
+    .option("--field-type <field=type>", `type of a filterable field (${FIELD_TYPES.join(", ")}); repeatable`, keyValueArg)
+    .option("--segment-delimiter <field=regex>", "regular expression starting a new highlight segment; repeatable", keyValueArg)
+    .option("--wait", "wait until the index is built (progress on stderr)")
+    .action(withGlobals(h.indexCreate));
+  index.command("list").description("list indexes with their state").action(withGlobals(h.indexList));
+  index.command("get <id>").description("show an index").option("--wait", "wait until built").action(withGlobals(h.indexGet));
+  index
+    .command("status <id>")
+    .description("counts of objects per state: UPLOADED, PROCESSING, READY, ERROR")
+    .option("--wait", "wait until built")
+    .action(withGlobals(h.indexStatus));
+  index.command("delete <id>").description("delete an index (objects stay in the store)").action(withGlobals(h.indexDelete));
+
+  const objects = program.command("objects").description("add, inspect and delete stored objects");
+  objects
+    .command("add [files...]")
+    .description("add or replace objects from JSON, JSON arrays or JSON Lines files, or stdin (-)")
+    .option("--id-field <field>", "field holding the object id (default id; generated when absent)")
+    .option("--wait", "wait until every index has processed them")
+    .action(withGlobals(h.objectsAdd));
+  objects.command("get <id>").description("show an object and its state in each index").action(withGlobals(h.objectsGet));
+  objects
+    .command("list")
+    .description("list stored objects by id")
+    .option("--limit <n>", "objects to list (default 100)", integerArg)
+    .option("--offset <n>", "objects to skip", integerArg)
+    .action(withGlobals(h.objectsList));
+  objects.command("delete <id>").description("delete an object from the store and every index").action(withGlobals(h.objectsDelete));
+
+  program
+    .command("search <index> <query...>")
+    .description("search an index")
+    .option("--limit <n>", `results per page (default 10, at most ${MAX_LIMIT})`, integerArg)
+    .option("--offset <n>", "results to skip", integerArg)
+    .option("--page <n>", "page number (offset = limit × (page − 1))", integerArg)
+    .option("--object-fields <fields>", "object fields to return: * or a,b (JSON default: id)")
+    .option("--result-fields <fields>", "extra result fields: highlights")
+    .addOption(new Option("--results-fields <fields>").hideHelp())
+    .action(withGlobals(h.search));
+
+  const worker = program.command("worker").description("the background indexer");
+  worker.command("status").description("whether a worker is running").action(withGlobals(h.workerStatus));
+
+  for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) command.exitOverride();
+  return program;
+}

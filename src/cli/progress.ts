@@ -1,0 +1,31 @@
+/** Progress on stderr: a bar while the engine builds, only when stderr is a terminal and --json is off. */
+import type { BuildProgress } from "../engine/index.js";
+
+export interface ProgressReporter {
+  update(progress: BuildProgress): void;
+  done(): void;
+}
+
+const SILENT: ProgressReporter = { update() {}, done() {} };
+
+export function progressReporter(json: boolean | undefined, label: string): ProgressReporter {
+  if (json || !process.stderr.isTTY) return SILENT;
+  const started = Date.now();
+  let shown = false;
+  return {
+    update({ done, total }) {
+      const width = 24;
+      const ratio = total > 0 ? done / total : 1;
+      const filled = Math.round(ratio * width);
+      const seconds = (Date.now() - started) / 1000;
+      const rate = seconds > 0 ? done / seconds : 0;
+      const eta = rate > 0 && done < total ? ` · ETA ${Math.ceil((total - done) / rate)}s` : "";
+      const bar = "█".repeat(filled) + "░".repeat(width - filled);
+      process.stderr.write(`\r${label} [${bar}] ${done}/${total} objects · ${rate.toFixed(1)}/s${eta}\x1b[K`);
+      shown = true;
+    },
+    done() {
+      if (shown) process.stderr.write("\n");
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { ValidationError } from "../../../src/engine/errors.js";
+import { parseSearchParams, projectObject } from "../../../src/engine/search/request.js";
+
+describe("parseSearchParams", () => {
+  it("defaults: limit 10, offset 0, object fields id, no highlights", () => {
+    expect(parseSearchParams({ query: " cats " })).toEqual({
+      query: "cats",
+      limit: 10,
+      offset: 0,
+      objectFields: ["id"],
+      highlights: false,
+    });
+  });
+  it("* asks for every field; lists are trimmed", () => {
+    expect(parseSearchParams({ query: "q", objectFields: "*" }).objectFields).toBeNull();
+    expect(parseSearchParams({ query: "q", objectFields: " title, body ,," }).objectFields).toEqual(["title", "body"]);
+  });
+  it("accepts highlights", () => {
+    expect(parseSearchParams({ query: "q", resultFields: "highlights" }).highlights).toBe(true);
+  });
+  it.each([
+    [{ query: "" }, "query"],
+    [{ query: "q", limit: 0 }, "limit"],
+    [{ query: "q", limit: 1001 }, "limit"],
+    [{ query: "q", limit: 2.5 }, "limit"],
+    [{ query: "q", offset: -1 }, "offset"],
+    [{ query: "q", offset: 10_000 }, "offset"],
+    [{ query: "q", resultFields: "scores" }, "result_fields"],
+  ])("rejects %j", (params, path) => {
+    try {
+      parseSearchParams(params);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).issues?.[0]?.path).toBe(path);
+    }
+  });
+});
+
+describe("projectObject", () => {
+  const object = { id: "a", title: "T", body: "B" };
+  it("returns the whole object for *", () => {
+    expect(projectObject("a", object, null)).toBe(object);
+  });
+  it("picks the listed fields that exist", () => {
+    expect(projectObject("a", object, ["title", "missing"])).toEqual({ title: "T" });
+  });
+  it("gives the object id for `id` even when the object has no id field", () => {
+    expect(projectObject("gen-1", { title: "T" }, ["id"])).toEqual({ id: "gen-1" });
+  });
+});
