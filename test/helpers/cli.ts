@@ -1,0 +1,50 @@
+/** Runs the built `bin/semsearch` as a subprocess; never throws. */
+import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export const BIN = path.join(ROOT, "bin", "semsearch");
+export const SAMPLE = path.join(ROOT, "fixtures", "sample", "articles.jsonl");
+
+export interface CliResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  input?: string;
+  cwd?: string;
+  env?: Record<string, string>;
+}
+
+export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1", CI: "1", ...options.env };
+    delete env.SEMSEARCH_PROJECT;
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("close", (code) => resolve({ exitCode: code ?? -1, stdout, stderr }));
+    child.stdin.end(options.input ?? "");
+  });
+}
+
+/** A fresh temporary project directory. */
+export function tempProject(): string {
+  return path.join(mkdtempSync(path.join(tmpdir(), "semsearch-e2e-")), "project");
+}
+
+/** Runs a command that must succeed with an empty stderr, and parses its JSON stdout. */
+export async function cliJson<T = any>(project: string, args: string[], options: RunOptions = {}): Promise<T> {
+  const result = await runCli(["--project", project, "--json", ...args], options);
+  if (result.exitCode !== 0 || result.stderr !== "") {
+    throw new Error(`semsearch ${args.join(" ")} exited ${result.exitCode}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+  }
+  return JSON.parse(result.stdout) as T;
+}

@@ -1,0 +1,51 @@
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+
+function files(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? files(path.join(dir, entry.name)) : entry.name.endsWith(".ts") ? [path.join(dir, entry.name)] : [],
+  );
+}
+
+function imports(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  return [...text.matchAll(/(?:from\s+|import\(\s*|require\(\s*)["']([^"']+)["']/g)].map((m) => m[1] as string);
+}
+
+const engineFiles = files("src/engine");
+const cliFiles = files("src/cli");
+
+describe("dependency direction", () => {
+  it("the engine never imports the CLI or its libraries", () => {
+    for (const file of engineFiles) {
+      for (const spec of imports(file)) {
+        expect(spec, file).not.toMatch(/^(commander|@clack\/prompts|chalk|cli-table3)$|\/cli\//);
+      }
+    }
+  });
+
+  it("the CLI imports the engine only through its façade", () => {
+    for (const file of cliFiles) {
+      for (const spec of imports(file).filter((s) => s.includes("engine/"))) {
+        expect(spec, file).toMatch(/engine\/index\.js$/);
+      }
+    }
+  });
+
+  it.each([
+    ["@lancedb/lancedb", "src/engine/store/lancedb.ts"],
+    ["apache-arrow", "src/engine/store/lancedb.ts"],
+    ["@tensorflow/tfjs-core", "src/engine/embedding/use.ts"],
+  ])("%s has one importer", (dependency, owner) => {
+    const importers = [...engineFiles, ...cliFiles].filter((file) => imports(file).includes(dependency));
+    expect(importers).toEqual([owner]);
+  });
+
+  it("the pure rules touch no fs, clock or model", () => {
+    for (const file of [...files("src/engine/search").filter((f) => !f.endsWith("search.ts")), "src/engine/config.ts", "src/engine/indexing/extract.ts", "src/engine/objects/parse.ts"]) {
+      for (const spec of imports(file)) expect(spec, file).not.toMatch(/^node:|lancedb|embedding\//);
+      expect(readFileSync(file, "utf8"), file).not.toMatch(/Date\.now|new Date\(/);
+    }
+  });
+});

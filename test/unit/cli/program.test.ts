@@ -1,0 +1,59 @@
+import { describe, expect, it, vi } from "vitest";
+import { createProgram, handlers, type Handlers } from "../../../src/cli/program.js";
+
+function mockHandlers() {
+  const mocks = Object.fromEntries(Object.keys(handlers).map((name) => [name, vi.fn(async () => {})])) as unknown as {
+    [K in keyof Handlers]: ReturnType<typeof vi.fn>;
+  };
+  return mocks;
+}
+
+async function parse(argv: string[]) {
+  const mocks = mockHandlers();
+  const program = createProgram(mocks as unknown as Handlers);
+  program.configureOutput({ writeErr: () => {}, writeOut: () => {} });
+  await program.parseAsync(argv, { from: "user" });
+  return mocks;
+}
+
+describe("command line contract", () => {
+  it("search passes index, query words and numeric options", async () => {
+    const mocks = await parse(["--project", "/p", "search", "idx_a", "red", "shoes", "--limit", "20", "--page", "3", "--json"]);
+    expect(mocks.search).toHaveBeenCalledWith("idx_a", ["red", "shoes"], expect.objectContaining({ project: "/p", limit: 20, page: 3, json: true }));
+  });
+
+  it("index create collects repeatable key=value flags and lists", async () => {
+    const mocks = await parse([
+      "index", "create", "--searchable", "title,body", "--field-type", "price=float", "--field-type", "year=int",
+      "--segment-delimiter", "body=\\n\\n", "--neural-only", "--wait",
+    ]);
+    expect(mocks.indexCreate).toHaveBeenCalledWith(
+      expect.objectContaining({
+        searchable: ["title", "body"],
+        fieldType: { price: "float", year: "int" },
+        segmentDelimiter: { body: "\\n\\n" },
+        neuralOnly: true,
+        wait: true,
+      }),
+    );
+  });
+
+  it("objects add takes files and --id-field", async () => {
+    const mocks = await parse(["objects", "add", "a.json", "b.jsonl", "--id-field", "sku"]);
+    expect(mocks.objectsAdd).toHaveBeenCalledWith(["a.json", "b.jsonl"], expect.objectContaining({ idField: "sku" }));
+  });
+
+  it("accepts the misspelled --results-fields", async () => {
+    const mocks = await parse(["search", "idx_a", "q", "--results-fields", "highlights"]);
+    expect(mocks.search).toHaveBeenCalledWith("idx_a", ["q"], expect.objectContaining({ resultsFields: "highlights" }));
+  });
+
+  it.each([
+    [["search", "idx_a", "q", "--limit", "ten"]],
+    [["search", "idx_a"]],
+    [["index", "create", "--bogus"]],
+    [["nope"]],
+  ])("rejects %j as a usage error", async (argv) => {
+    await expect(parse(argv)).rejects.toMatchObject({ name: "CommanderError" });
+  });
+});
