@@ -1,6 +1,6 @@
 /** The CLI entry and its only error boundary: messages to stderr, exit codes from the error catalog. */
 import { readFileSync } from "node:fs";
-import { CommanderError } from "commander";
+import { CommanderError, type Command } from "commander";
 import { InternalError, SemsearchError, UsageError } from "../engine/index.js";
 import { createProgram } from "./program.js";
 import { configureColor, chalk } from "./render/style.js";
@@ -38,13 +38,10 @@ export async function main(argv: string[]): Promise<number> {
   const json = wantsJson(argv);
   configureColor(!argv.includes("--no-color"));
   const program = createProgram(undefined, pkg.version);
-  let showingHelp = false;
-  program.configureOutput({
-    writeErr: (text) => {
-      // commander's own error lines are reported by `report`; help printed on a usage error is kept.
-      if (showingHelp || !text.startsWith("error:")) process.stderr.write(json ? "" : text);
-    },
-  });
+  // commander's own error lines are reported by `report`; the help it prints after a usage error is kept.
+  const output = { writeErr: (text: string) => void (!json && !text.startsWith("error:") && process.stderr.write(text)) };
+  const all = (command: Command): Command[] => [command, ...command.commands.flatMap(all)];
+  for (const command of all(program)) command.configureOutput(output);
   try {
     await program.parseAsync(argv, { from: "user" });
     return 0;
@@ -53,8 +50,8 @@ export async function main(argv: string[]): Promise<number> {
     if (caught instanceof CommanderError) error = fromCommander(caught);
     else if (caught instanceof SemsearchError) error = caught;
     else error = new InternalError("INTERNAL", caught instanceof Error ? caught.message : String(caught), { cause: caught });
-    if (error === null) return caught instanceof CommanderError && caught.code === "commander.help" ? caught.exitCode : 0;
-    showingHelp = false;
+    // Help shown because a command is missing (`semsearch`, `semsearch index`) is a usage error.
+    if (error === null) return caught instanceof CommanderError && caught.code === "commander.help" ? 2 : 0;
     report(error, json);
     return error.exitCode;
   }

@@ -47,7 +47,6 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("-p, --project <dir>", "project directory (env SEMSEARCH_PROJECT, default ./.semsearch)")
     .option("--json", "print the service's JSON shapes on stdout, errors as JSON on stderr")
     .option("--no-color", "no colours (also NO_COLOR, and whenever stdout is not a terminal)")
-    .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
 
   program

@@ -1,0 +1,100 @@
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cliJson, runCli, tempProject, type CliResult } from "../helpers/cli.js";
+
+const project = tempProject();
+let indexId = "";
+
+beforeAll(async () => {
+  await cliJson(project, ["objects", "add", "-"], { input: '{"id":"a","title":"alpha"}\n{"id":"b","title":"beta"}\n' });
+  indexId = (await cliJson(project, ["index", "create", "--wait"])).id;
+});
+
+function run(args: string[], input?: string): Promise<CliResult> {
+  return runCli(["--project", project, ...args], { input });
+}
+
+/** Asserts the exit code and the JSON error document on stderr; stdout stays empty. */
+async function expectJsonError(args: string[], exitCode: number, code: string, message: RegExp, input?: string) {
+  const result = await run(["--json", ...args], input);
+  expect(result.exitCode, result.stderr).toBe(exitCode);
+  expect(result.stdout).toBe("");
+  const body = JSON.parse(result.stderr);
+  expect(body.errors).toHaveLength(1);
+  expect(body.errors[0].code).toBe(code);
+  expect(body.errors[0].message).toMatch(message);
+  return body.errors[0];
+}
+
+describe("exit codes and error documents", () => {
+  it.each([
+    [["search", "idx_missing", "q"], 3, "INDEX_NOT_FOUND", /Index "idx_missing" not found/],
+    [["objects", "get", "zzz"], 3, "OBJECT_NOT_FOUND", /Object "zzz" not found/],
+    [["objects", "delete", "zzz"], 3, "OBJECT_NOT_FOUND", /zzz/],
+    [["index", "create", "--type", "video"], 3, "INVALID_INDEX_TYPE", /Invalid index type "video"/],
+    [["index", "create", "--field-type", "price=money"], 4, "INVALID_CONFIG", /configuration\.fields\.types\.price: unsupported field type "money"/],
+    [["index", "create", "--segment-delimiter", "body=(unclosed"], 4, "INVALID_CONFIG", /segment_delimiter\.body: invalid regular expression/],
+    [["index", "create", "--model", "gpt-99"], 4, "UNKNOWN_MODEL", /Unknown embedding model "gpt-99"/],
+    [["search", "IDX", "q", "--limit", "1001"], 4, "INVALID_PARAMETER", /limit must be an integer from 1 to 1000/],
+    [["search", "IDX", "q", "--offset", "10000"], 4, "INVALID_PARAMETER", /offset must be an integer from 0 to 9999/],
+    [["search", "IDX", "q", "--result-fields", "scores"], 4, "INVALID_PARAMETER", /Unknown result field "scores"/],
+    [["search", "IDX", "--limit", "0", "q"], 4, "INVALID_PARAMETER", /limit/],
+    [["search", "IDX", "q", "--limit", "x"], 2, "USAGE", /--limit/],
+    [["search", "IDX", "q", "--page", "2", "--offset", "3"], 2, "CONFLICTING_OPTIONS", /--page or --offset/],
+    [["index", "create", "--bogus"], 2, "USAGE", /unknown option '--bogus'/i],
+    [["frobnicate"], 2, "USAGE", /unknown command/i],
+    [["objects", "add", "does-not-exist.json"], 2, "INPUT_NOT_READABLE", /does-not-exist\.json: no such file/],
+  ])("%j exits %i with %s", async (args, exitCode, code, message) => {
+    await expectJsonError(args.map((arg) => (arg === "IDX" ? indexId : arg)), exitCode, code, message);
+  });
+
+  it("validates a --config body: unknown keys, wrong types, malformed JSON with its line", async () => {
+    const issue = await expectJsonError(["index", "create", "--config", "-"], 4, "INVALID_CONFIG", /unknown key "colour"/, '{"configuration":{"index_type":{"name":"text"},"colour":"red"}}');
+    expect(issue.issues[0]).toEqual({ path: "configuration", message: 'unknown key "colour"' });
+    await expectJsonError(["index", "create", "--config", "-"], 4, "INVALID_CONFIG", /highlights\.text: expected boolean/, '{"configuration":{"index_type":{"name":"text","highlights":{"text":"yes"}}}}');
+    await expectJsonError(["index", "create", "--config", "-"], 4, "INVALID_JSON", /^<stdin>:3: invalid JSON/, '{\n "configuration": {\n  "index_type": }\n}');
+    await expectJsonError(["index", "create", "--config", "-", "--highlights"], 2, "CONFLICTING_OPTIONS", /either with --config or with flags/, "{}");
+  });
+
+  it("prints one readable line without a stack trace when not --json", async () => {
+    const result = await run(["search", "idx_missing", "q"]);
+    expect(result.exitCode).toBe(3);
+    expect(result.stdout).toBe("");
+    expect(result.stderr.split("\n")[0]).toBe('error: Index "idx_missing" not found');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("prints help and exits 0 for --help", async () => {
+    const result = await run(["search", "--help"]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain("--object-fields");
+  });
+});
+
+describe("objects add writes nothing from a malformed input", () => {
+  it("names the file and line of the bad line, and stores none of the good ones", async () => {
+    const file = path.join(path.dirname(project), "bad.jsonl");
+    writeFileSync(file, '{"id":"n1","title":"new one"}\n{"id":"n2","title":"new two"}\n{"id":"n3", title: oops}\n');
+    const result = await run(["objects", "add", file]);
+    expect(result.exitCode).toBe(4);
+    expect(result.stderr).toContain(`${file}:3: invalid JSON`);
+    const { objects } = await cliJson(project, ["objects", "list"]);
+    expect(objects.map((o: { id: string }) => o.id)).toEqual(["a", "b"]);
+  });
+
+  it("rejects an invalid id naming its place, writing nothing from any of the files", async () => {
+    const good = path.join(path.dirname(project), "good.json");
+    const bad = path.join(path.dirname(project), "bad-id.json");
+    writeFileSync(good, '[{"id":"g1"}]');
+    writeFileSync(bad, '[\n  {"id":"x"},\n  {"id": true}\n]');
+    await expectJsonError(["objects", "add", good, bad], 4, "INVALID_INPUT", new RegExp(`bad-id\\.json:3: field "id" must be`));
+    expect((await cliJson(project, ["objects", "list"])).objects).toHaveLength(2);
+  });
+
+  it("asks for input instead of waiting when nothing is piped", async () => {
+    // runCli always gives a (closed) stdin pipe, so an empty pipe is what a script sends: nothing to add.
+    const result = await cliJson(project, ["objects", "add"]);
+    expect(result).toEqual({ count: 0, ids: [] });
+  });
+});

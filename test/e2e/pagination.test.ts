@@ -1,0 +1,86 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { cliJson, tempProject } from "../helpers/cli.js";
+
+const project = tempProject();
+const COUNT = 300;
+const subjects = ["river", "market", "engine", "garden", "violin", "glacier", "harbour", "orchard", "tunnel", "comet"];
+const verbs = ["flooded", "reopened", "stalled", "bloomed", "echoed", "melted", "filled", "ripened", "collapsed", "appeared"];
+const places = ["near the old mill", "after the storm", "in the valley", "before dawn", "at the festival"];
+
+/** Deterministic generated objects: every one mentions a subject, so lexical matches overlap vector ones. */
+function generated(): string {
+  const lines: string[] = [];
+  for (let i = 0; i < COUNT; i++) {
+    const text = `The ${subjects[i % 10]} ${verbs[Math.floor(i / 10) % 10]} ${places[i % 5]} (${i}).`;
+    lines.push(JSON.stringify({ id: `g${String(i).padStart(3, "0")}`, text }));
+  }
+  return lines.join("\n");
+}
+
+interface Page {
+  results: { id: string }[];
+  pagination: {
+    pages: number;
+    page: number;
+    next?: { offset: number; limit: number };
+    statistics: { total: number; total_calculation: "exact" | "minimum" };
+  };
+}
+
+/** Follows `next` from the first page to the last, as a client would. */
+async function walk(indexId: string, query: string, limit: number) {
+  const ids: string[] = [];
+  const pages: Page["pagination"][] = [];
+  let args = ["--limit", String(limit)];
+  for (let guard = 0; guard < 50; guard++) {
+    const page = await cliJson<Page>(project, ["search", indexId, query, ...args]);
+    ids.push(...page.results.map((r) => r.id));
+    pages.push(page.pagination);
+    if (!page.pagination.next) break;
+    args = ["--offset", String(page.pagination.next.offset), "--limit", String(page.pagination.next.limit)];
+  }
+  return { ids, pages };
+}
+
+function expectInvariant(ids: string[], pages: Page["pagination"][]) {
+  expect(new Set(ids).size).toBe(ids.length);
+  for (const { statistics } of pages) {
+    if (statistics.total_calculation === "exact") expect(ids.length).toBe(statistics.total);
+    else expect(ids.length).toBeGreaterThanOrEqual(statistics.total);
+  }
+}
+
+let hybrid = "";
+let neural = "";
+beforeAll(async () => {
+  await cliJson(project, ["objects", "add", "-"], { input: generated() });
+  hybrid = (await cliJson(project, ["index", "create"])).id;
+  neural = (await cliJson(project, ["index", "create", "--neural-only"])).id;
+  await cliJson(project, ["index", "status", hybrid, "--wait"]);
+  await cliJson(project, ["index", "status", neural, "--wait"]);
+});
+
+describe("paging through every page", () => {
+  it("hybrid: each result once, no gaps, the union of lexical and vector results", async () => {
+    const { ids, pages } = await walk(hybrid, "glacier melted", 40);
+    expectInvariant(ids, pages);
+    expect(ids.length).toBeGreaterThanOrEqual(250);
+    expect(pages[0]?.statistics.total).toBe(250);
+    // "The glacier melted …" is objects 55, 155 and 255: they match both words.
+    expect(ids.slice(0, 3).sort()).toEqual(["g055", "g155", "g255"]);
+  });
+
+  it("neural-only: total starts at 250 as a minimum, grows past it, ends exact with every object", async () => {
+    const { ids, pages } = await walk(neural, "a violin echoed at the festival", 60);
+    expectInvariant(ids, pages);
+    expect(pages[0]?.statistics).toEqual({ total: 250, total_calculation: "minimum" });
+    expect(pages.at(-1)?.statistics).toEqual({ total: COUNT, total_calculation: "exact" });
+    expect(new Set(ids).size).toBe(COUNT);
+  });
+
+  it("pages of different sizes agree with one big page", async () => {
+    const big = await cliJson<Page>(project, ["search", neural, "harbour", "--limit", "100"]);
+    const small = await walk(neural, "harbour", 25);
+    expect(small.ids.slice(0, 100)).toEqual(big.results.map((r) => r.id));
+  });
+});
