@@ -7,7 +7,7 @@ import { NotFoundError, ValidationError, InternalError } from "./errors.js";
 import { newIndexId } from "./ids.js";
 import { ensureWorker, workerPid } from "./indexing/spawn.js";
 import { indexTableName } from "./project.js";
-import { indexStatusCounts } from "./status.js";
+import { indexedObjectCount, indexStatusCounts } from "./status.js";
 import type { IndexInfo, IndexRecord, IndexStatusCounts } from "./types.js";
 
 /** Creates an index from a create-index request body and starts building it in the background. */
@@ -92,9 +92,11 @@ export async function waitForIndex(
   let lastDone = -1;
   let lastStart = 0;
   while (true) {
-    const info = await describeIndex(ctx, findIndex(ctx, id));
-    const done = info.status.READY + info.status.ERROR;
-    onProgress({ indexId: id, done, total: done + info.status.UPLOADED + info.status.PROCESSING });
+    const index = findIndex(ctx, id);
+    const info = await describeIndex(ctx, index);
+    const total = info.status.READY + info.status.ERROR + info.status.UPLOADED + info.status.PROCESSING;
+    const done = Math.min(total, await indexedObjectCount(ctx, index));
+    onProgress({ indexId: id, done, total });
     if (info.state === "READY") return info;
     if (done > lastDone) restarts = 0;
     lastDone = done;

@@ -49,3 +49,8 @@ export async function objectIndexStatus(
   else if (seq <= progress.indexedSeq || seq <= (progress.processingSeq ?? 0)) status = "PROCESSING";
   return { id: index.id, status, searchable };
 }
+
+/** Objects already written to the index (searchable), whether or not the built indexes cover them yet. */
+export async function indexedObjectCount(ctx: EngineContext, index: IndexRecord): Promise<number> {
+  return (await ctx.store()).countObjects(-1, ctx.project.progress(index.id).indexedSeq);
+}

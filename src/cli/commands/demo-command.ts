@@ -32,8 +32,8 @@ export async function demoCommand(queryWords: string[], options: GlobalOptions &
       progress.done();
     }
     note(options, `Index ${id} is ready. Query: "${query}"\n`);
-    const page = await engine.search(id, { query, limit: options.limit ?? 5, objectFields: "title,topic" });
-    printResult(options, searchResponse(page), () => renderSearchTable(page, 0, ["title", "topic"]));
+    const page = await engine.search(id, { query, limit: options.limit ?? 5, objectFields: "topic" });
+    printResult(options, searchResponse(page), () => renderSearchTable(page, 0, ["topic"]));
     note(options, `\nTry: semsearch --project ${engine.projectDir} search ${id} "your question" --object-fields title`);
   } finally {
     await engine.close();
