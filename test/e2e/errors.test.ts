@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cliJson, runCli, tempProject, type CliResult } from "../helpers/cli.js";
@@ -36,6 +36,7 @@ describe("exit codes and error documents", () => {
     [["index", "create", "--field-type", "price=money"], 4, "INVALID_CONFIG", /configuration\.fields\.types\.price: unsupported field type "money"/],
     [["index", "create", "--segment-delimiter", "body=(unclosed"], 4, "INVALID_CONFIG", /segment_delimiter\.body: invalid regular expression/],
     [["index", "create", "--model", "gpt-99"], 4, "UNKNOWN_MODEL", /Unknown embedding model "gpt-99"/],
+    [["index", "create", "--type", "image"], 4, "UNSUPPORTED_INDEX_TYPE", /image embedding model/],
     [["search", "IDX", "q", "--limit", "1001"], 4, "INVALID_PARAMETER", /limit must be an integer from 1 to 1000/],
     [["search", "IDX", "q", "--offset", "10000"], 4, "INVALID_PARAMETER", /offset must be an integer from 0 to 9999/],
     [["search", "IDX", "q", "--result-fields", "scores"], 4, "INVALID_PARAMETER", /Unknown result field "scores"/],
@@ -96,5 +97,29 @@ describe("objects add writes nothing from a malformed input", () => {
     // runCli always gives a (closed) stdin pipe, so an empty pipe is what a script sends: nothing to add.
     const result = await cliJson(project, ["objects", "add"]);
     expect(result).toEqual({ count: 0, ids: [] });
+  });
+});
+
+describe("behaviour the spec leaves open", () => {
+  it("a repeated id within one objects add keeps the last one", async () => {
+    const result = await cliJson(project, ["objects", "add", "-"], { input: '{"id":"dup","v":1}\n{"id":"dup","v":2}\n' });
+    expect(result).toEqual({ count: 1, ids: ["dup"] });
+    expect((await cliJson(project, ["objects", "get", "dup"])).object).toEqual({ id: "dup", v: 2 });
+    await cliJson(project, ["objects", "delete", "dup"]);
+  });
+
+  it("an object without an id gets a generated one, not written into the object", async () => {
+    const { ids } = await cliJson(project, ["objects", "add", "-"], { input: '{"title":"anonymous"}' });
+    expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await cliJson(project, ["objects", "get", ids[0]])).object).toEqual({ title: "anonymous" });
+    await cliJson(project, ["objects", "delete", ids[0]]);
+  });
+
+  it("reading commands on a missing project see an empty one and create nothing", async () => {
+    const missing = tempProject();
+    expect(await cliJson(missing, ["index", "list"])).toEqual({ indexes: [] });
+    expect(await cliJson(missing, ["objects", "list"])).toEqual({ objects: [] });
+    expect((await runCli(["--project", missing, "search", "idx_x", "q"])).exitCode).toBe(3);
+    expect(existsSync(missing)).toBe(false);
   });
 });

@@ -42,11 +42,14 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
   const request = parseSearchParams(params);
   const index = findIndex(ctx, indexId);
   const table = indexTableName(index.id);
+  // Loading the model is most of a cold start: overlap it with opening the database.
+  const queryVector = loadModel(index.model).then((model) => model.embedTexts([request.query]));
+  queryVector.catch(() => {});
   const store = await ctx.store();
   if ((await store.countRows(table)) === 0) {
     return { hits: [], pagination: paginate(request.offset, request.limit, 0, { total: 0, exact: true }) };
   }
-  const [vector] = await (await loadModel(index.model)).embedTexts([request.query]);
+  const [vector] = await queryVector;
   const { ranked, estimate } = isNeuralOnly(index.configuration)
     ? await rankNeural(ctx, table, vector as Float32Array, request.offset, request.limit)
     : await rankHybrid(ctx, table, vector as Float32Array, request.query);
