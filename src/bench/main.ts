@@ -2,7 +2,11 @@
  * `npm run bench`: ingest throughput and search latency of semsearch on generated objects,
  * beside the raw throughput of the embedding model alone (the limit ingest approaches).
  *
- *   npm run bench -- [--objects 10000] [--queries 50] [--cold 10] [--json]
+ * Then the peers, side by side on the same corpus: raw LanceDB with the same model (the floor our
+ * overhead is measured against), Orama and vectra (hybrid) and MiniSearch (lexical), each in its own
+ * process. Corpus embeddings are computed once and cached under .cache/bench/.
+ *
+ *   npm run bench -- [--objects 10000] [--queries 50] [--cold 10] [--sizes 10000,100000] [--no-peers] [--json]
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -13,7 +17,9 @@ import { parseArgs } from "node:util";
 import { loadModel } from "../engine/embedding/registry.js";
 import { createEmbeddingPool, defaultThreadCount } from "../engine/embedding/pool.js";
 import { Engine, DEFAULT_MODEL } from "../engine/index.js";
+import { loadCorpus } from "./corpus.js";
 import { generateObjects, generateQueries } from "./generate.js";
+import { renderPeers, runPeers, type PeerResult } from "./peers-report.js";
 import { percentile, timed } from "./stats.js";
 
 const BIN = fileURLToPath(new URL("../../bin/semsearch", import.meta.url));
@@ -24,8 +30,14 @@ const { values } = parseArgs({
     queries: { type: "string", default: "50" },
     cold: { type: "string", default: "10" },
     json: { type: "boolean", default: false },
+    sizes: { type: "string", default: "10000" },
+    "no-peers": { type: "boolean", default: false },
+    "no-own": { type: "boolean", default: false },
   },
 });
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const EVAL_DIR = path.resolve(ROOT, "..", "shared", "eval");
+const CACHE_DIR = path.join(ROOT, ".cache", "bench");
 const objectCount = Number(values.objects);
 const queryCount = Number(values.queries);
 const coldCount = Number(values.cold);
@@ -48,7 +60,32 @@ async function modelThroughput(texts: string[]) {
   }
 }
 
+async function peers(queryEmbedMs: number) {
+  const out: Record<string, PeerResult[]> = {};
+  for (const size of values.sizes.split(",").map(Number)) {
+    const corpus = await loadCorpus(size, queryCount, EVAL_DIR, CACHE_DIR, log);
+    log(`peers on ${size} objects (model embedded them in ${corpus.embedSeconds.toFixed(0)} s on all threads)…`);
+    out[size] = runPeers(size, queryCount, CACHE_DIR, EVAL_DIR, corpus, queryEmbedMs, log);
+    if (!values.json) process.stdout.write(renderPeers(size, out[size] as PeerResult[]));
+  }
+  return out;
+}
+
+async function queryEmbeddingMs(): Promise<number> {
+  const model = await loadModel(DEFAULT_MODEL);
+  const queries = generateQueries(queryCount, 3);
+  await model.embedTexts(queries.slice(0, 3));
+  const [, ms] = await timed(() => model.embedTexts(queries));
+  return ms / queries.length;
+}
+
 async function main() {
+  const own = values["no-own"] ? null : await ownBench();
+  const peerResults = values["no-peers"] ? null : await peers(await queryEmbeddingMs());
+  if (values.json) process.stdout.write(JSON.stringify({ semsearch: own, peers: peerResults }, null, 2) + "\n");
+}
+
+async function ownBench() {
   const objects = generateObjects(objectCount);
   const queries = generateQueries(queryCount);
   const sample = objects.slice(0, 400).map((o) => `${o.title}\n${o.body}`);
@@ -105,7 +142,8 @@ async function main() {
         cold_cli_p95: round(percentile(cold, 95)),
       },
     };
-    process.stdout.write(values.json ? JSON.stringify(report, null, 2) + "\n" : renderReport(report));
+    if (!values.json) process.stdout.write(renderReport(report) + "\n");
+    return report;
   } finally {
     await engine.close();
     rmSync(dir, { recursive: true, force: true });

@@ -18,4 +18,5 @@ try {
   process.exitCode = 1;
 } finally {
   await ctx.close();
+  log(`worker exiting, peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`);
 }

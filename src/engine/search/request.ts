@@ -13,7 +13,17 @@ export interface SearchParams {
   objectFields?: string;
   /** Comma-separated; `highlights` is the only value. `results_fields` is accepted as an alias. */
   resultFields?: string;
+  /**
+   * Which parts of a hybrid index rank the results (semsearch extension, for diagnosis and evaluation):
+   * `hybrid` (default), `lexical` or `vector`. Neural-only indexes have only `vector`.
+   */
+  mode?: string;
+  /** Weight of the vector part in hybrid fusion, 0..1 (default DEFAULT_VECTOR_WEIGHT); for evaluation and tuning. */
+  vectorWeight?: number;
 }
+
+export const SEARCH_MODES = ["hybrid", "lexical", "vector"] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
 
 export interface SearchRequest {
   query: string;
@@ -22,6 +32,9 @@ export interface SearchRequest {
   /** null: every field. */
   objectFields: string[] | null;
   highlights: boolean;
+  /** null: the index's own mode. */
+  mode: SearchMode | null;
+  vectorWeight: number | null;
 }
 
 export const RESULT_FIELDS = ["highlights"] as const;
@@ -59,12 +72,25 @@ export function parseSearchParams(params: SearchParams): SearchRequest {
       });
     }
   }
+  if (params.mode !== undefined && !(SEARCH_MODES as readonly string[]).includes(params.mode)) {
+    throw new ValidationError("INVALID_PARAMETER", `Unknown search mode "${params.mode}". Known: ${SEARCH_MODES.join(", ")}`, {
+      issues: [{ path: "mode", message: `unknown value "${params.mode}"` }],
+    });
+  }
+  const weight = params.vectorWeight;
+  if (weight !== undefined && !(weight >= 0 && weight <= 1)) {
+    throw new ValidationError("INVALID_PARAMETER", `vector weight must be from 0 to 1, got ${weight}`, {
+      issues: [{ path: "vector_weight", message: "must be from 0 to 1" }],
+    });
+  }
   return {
     query,
     limit,
     offset,
     objectFields: fields.includes("*") ? null : fields,
     highlights: resultFields.includes("highlights"),
+    mode: (params.mode as SearchMode | undefined) ?? null,
+    vectorWeight: weight ?? null,
   };
 }
 

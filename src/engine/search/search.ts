@@ -4,11 +4,12 @@ import { isNeuralOnly } from "../config.js";
 import { loadModel } from "../embedding/registry.js";
 import { findIndex } from "../indexes.js";
 import { indexTableName } from "../project.js";
-import type { JsonObject, SearchHit, SearchPage } from "../types.js";
-import { compareRanked, fuseWeighted, type ScoredId } from "./fuse.js";
+import type { IndexRecord, JsonObject, SearchHit, SearchPage } from "../types.js";
+import { ValidationError } from "../errors.js";
+import { compareRanked, DEFAULT_VECTOR_WEIGHT, fuseWeighted, type ScoredId } from "./fuse.js";
 import { MAX_RESULTS, VECTOR_CANDIDATES } from "./limits.js";
 import { hybridTotal, neuralTotal, neuralWindow, paginate, type TotalEstimate } from "./paginate.js";
-import { parseSearchParams, projectObject, type SearchParams } from "./request.js";
+import { parseSearchParams, projectObject, type SearchMode, type SearchParams } from "./request.js";
 
 interface Ranking {
   ranked: ScoredId[];
@@ -21,17 +22,31 @@ async function rankNeural(ctx: EngineContext, table: string, vector: Float32Arra
   return { ranked, estimate: neuralTotal(offset, limit, want, ranked.length) };
 }
 
-async function rankHybrid(ctx: EngineContext, table: string, vector: Float32Array, query: string): Promise<Ranking> {
+async function rankLexical(ctx: EngineContext, table: string, query: string): Promise<Ranking> {
+  const ranked = (await (await ctx.store()).textSearch(table, query, MAX_RESULTS)).sort(compareRanked);
+  return { ranked, estimate: { total: ranked.length, exact: ranked.length < MAX_RESULTS } };
+}
+
+async function rankHybrid(ctx: EngineContext, table: string, vector: Float32Array, query: string, weight: number): Promise<Ranking> {
   const store = await ctx.store();
   const [vectorHits, lexicalHits] = await Promise.all([
     store.vectorSearch(table, vector, VECTOR_CANDIDATES),
     store.textSearch(table, query, MAX_RESULTS),
   ]);
-  const ranked = fuseWeighted(lexicalHits, vectorHits).slice(0, MAX_RESULTS);
+  const ranked = fuseWeighted(lexicalHits, vectorHits, weight).slice(0, MAX_RESULTS);
   return {
     ranked,
     estimate: hybridTotal(vectorHits.length, lexicalHits.length, ranked.length, lexicalHits.length >= MAX_RESULTS),
   };
+}
+
+/** The mode a search runs in: the index's own unless asked otherwise; a neural-only index has no lexical part. */
+function searchMode(index: IndexRecord, asked: SearchMode | null): SearchMode {
+  if (!isNeuralOnly(index.configuration)) return asked ?? "hybrid";
+  if (asked === null || asked === "vector") return "vector";
+  throw new ValidationError("INVALID_PARAMETER", `Index ${index.id} is neural-only: it has no lexical part for mode "${asked}"`, {
+    issues: [{ path: "mode", message: "neural-only indexes search vectors only" }],
+  });
 }
 
 /**
@@ -49,10 +64,14 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
   if ((await store.countRows(table)) === 0) {
     return { hits: [], pagination: paginate(request.offset, request.limit, 0, { total: 0, exact: true }) };
   }
+  const mode = searchMode(index, request.mode);
   const [vector] = await queryVector;
-  const { ranked, estimate } = isNeuralOnly(index.configuration)
-    ? await rankNeural(ctx, table, vector as Float32Array, request.offset, request.limit)
-    : await rankHybrid(ctx, table, vector as Float32Array, request.query);
+  const { ranked, estimate } =
+    mode === "vector"
+      ? await rankNeural(ctx, table, vector as Float32Array, request.offset, request.limit)
+      : mode === "lexical"
+        ? await rankLexical(ctx, table, request.query)
+        : await rankHybrid(ctx, table, vector as Float32Array, request.query, request.vectorWeight ?? DEFAULT_VECTOR_WEIGHT);
   const page = ranked.slice(request.offset, request.offset + request.limit);
   const ids = page.map((hit) => hit.id);
   const [objects, texts] = await Promise.all([store.getObjects(ids), store.texts(table, ids)]);

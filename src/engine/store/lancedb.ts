@@ -269,6 +269,25 @@ export class LanceStore {
     return rows.map((row) => ({ id: String(row.id), score: 1 - Number(row._distance) }));
   }
 
+  /** Cosine similarity of `vector` to the rows of the given ids (ids without a row are left out). */
+  async similarities(name: string, vector: Float32Array, ids: readonly string[]): Promise<ScoredRow[]> {
+    const table = await this.table(name);
+    const out: ScoredRow[] = [];
+    for (const part of chunks(ids, ID_CHUNK)) {
+      const rows = await wrap(`vector scoring in ${name}`, () =>
+        table
+          .vectorSearch(Array.from(vector))
+          .distanceType("cosine")
+          .where(sqlIn("id", part))
+          .select(["id", "_distance"])
+          .limit(part.length)
+          .toArray(),
+      );
+      for (const row of rows) out.push({ id: String(row.id), score: 1 - Number(row._distance) });
+    }
+    return out;
+  }
+
   /** BM25 matches of a query over the `text` column, best first. */
   async textSearch(name: string, query: string, limit: number): Promise<ScoredRow[]> {
     if (query.trim() === "") return [];

@@ -10,6 +10,8 @@ describe("parseSearchParams", () => {
       offset: 0,
       objectFields: ["id"],
       highlights: false,
+      mode: null,
+      vectorWeight: null,
     });
   });
   it("* asks for every field; lists are trimmed", () => {
@@ -27,6 +29,8 @@ describe("parseSearchParams", () => {
     [{ query: "q", offset: -1 }, "offset"],
     [{ query: "q", offset: 10_000 }, "offset"],
     [{ query: "q", resultFields: "scores" }, "result_fields"],
+    [{ query: "q", mode: "fuzzy" }, "mode"],
+    [{ query: "q", vectorWeight: 1.5 }, "vector_weight"],
   ])("rejects %j", (params, path) => {
     try {
       parseSearchParams(params);

@@ -1,0 +1,78 @@
+/** Runs every peer engine in its own process on one corpus size and renders the comparison. */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { BenchCorpus } from "./corpus.js";
+
+const PEER_RUN = fileURLToPath(new URL("./peer-run.js", import.meta.url));
+export const PEERS = ["lancedb", "semsearch", "orama", "vectra", "minisearch"] as const;
+
+export interface PeerResult {
+  engine: string;
+  ingest_s: number;
+  search_p50_ms: number;
+  search_p95_ms: number;
+  queries_run: number;
+  peak_rss_mb: number;
+  worker_peak_rss_mb: number | null;
+  disk_mb: number;
+  /** ingest including embedding (semsearch measures it end to end; the others add the model's time) */
+  ingest_with_embedding_s: number;
+  /** search including query embedding */
+  search_with_embedding_p50_ms: number;
+  search_with_embedding_p95_ms: number;
+}
+
+export function runPeers(size: number, queries: number, cacheDir: string, evalDir: string, corpus: BenchCorpus, queryEmbedMs: number, log: (m: string) => void): PeerResult[] {
+  const results: PeerResult[] = [];
+  for (const peer of PEERS) {
+    log(`  ${peer} on ${size} objects…`);
+    const child = spawnSync(process.execPath, [PEER_RUN, peer, String(size), String(queries), cacheDir, evalDir], {
+      encoding: "utf8",
+      maxBuffer: 1 << 24,
+      env: { ...process.env, LANCEDB_LOG: "off" },
+    });
+    if (child.status !== 0) {
+      log(`  ${peer} failed: ${child.stderr.trim().split("\n").slice(-3).join(" ")}`);
+      continue;
+    }
+    const r = JSON.parse(child.stdout.trim().split("\n").at(-1) as string);
+    const own = peer === "semsearch";
+    results.push({
+      ...r,
+      ingest_with_embedding_s: own ? r.ingest_s : r.ingest_s + corpus.embedSeconds,
+      search_with_embedding_p50_ms: own ? r.search_p50_ms : r.search_p50_ms + queryEmbedMs,
+      search_with_embedding_p95_ms: own ? r.search_p95_ms : r.search_p95_ms + queryEmbedMs,
+    });
+  }
+  return results;
+}
+
+function n(value: number, digits = 1): string {
+  return value.toFixed(digits);
+}
+
+export function renderPeers(size: number, results: PeerResult[]): string {
+  const base = results.find((r) => r.engine === "raw LanceDB");
+  const ratio = (value: number, baseValue: number | undefined) => (baseValue ? `${n(value / baseValue, 2)}×` : "–");
+  const lines = [
+    `${size} objects (ingest and search include embedding; ratios against raw LanceDB)`,
+    "engine                 store s  ingest obj/s  ratio   search p50 ms  p95 ms  ratio   peak RSS MB  disk MB",
+  ];
+  for (const r of results) {
+    const rss = r.worker_peak_rss_mb ? `${r.peak_rss_mb} + worker ${r.worker_peak_rss_mb}` : String(r.peak_rss_mb);
+    lines.push(
+      [
+        r.engine.padEnd(22),
+        n(r.ingest_s).padStart(7),
+        n(size / r.ingest_with_embedding_s).padStart(13),
+        ratio(size / r.ingest_with_embedding_s, base ? size / base.ingest_with_embedding_s : undefined).padStart(6),
+        n(r.search_with_embedding_p50_ms).padStart(15),
+        n(r.search_with_embedding_p95_ms).padStart(7),
+        ratio(r.search_with_embedding_p50_ms, base?.search_with_embedding_p50_ms).padStart(6),
+        rss.padStart(13),
+        n(r.disk_mb).padStart(8),
+      ].join(" "),
+    );
+  }
+  return lines.join("\n") + "\n";
+}
