@@ -6,7 +6,7 @@ import { findIndex } from "../indexes.js";
 import { indexTableName } from "../project.js";
 import type { IndexRecord, JsonObject, SearchHit, SearchPage } from "../types.js";
 import { ValidationError } from "../errors.js";
-import { compareRanked, DEFAULT_VECTOR_WEIGHT, fuseWeighted, type ScoredId } from "./fuse.js";
+import { compareRanked, DEFAULT_VECTOR_WEIGHT, fuseWeighted, LEXICAL_RESCORE_DEPTH, type ScoredId } from "./fuse.js";
 import { MAX_RESULTS, VECTOR_CANDIDATES } from "./limits.js";
 import { hybridTotal, neuralTotal, neuralWindow, paginate, type TotalEstimate } from "./paginate.js";
 import { parseSearchParams, projectObject, type SearchMode, type SearchParams } from "./request.js";
@@ -33,7 +33,12 @@ async function rankHybrid(ctx: EngineContext, table: string, vector: Float32Arra
     store.vectorSearch(table, vector, VECTOR_CANDIDATES),
     store.textSearch(table, query, MAX_RESULTS),
   ]);
-  const ranked = fuseWeighted(lexicalHits, vectorHits, weight).slice(0, MAX_RESULTS);
+  // Exact cosine for the top lexical matches that are not among the nearest, so the vector part
+  // scores every strong candidate (see fuse.ts for the measurements behind this).
+  const nearest = new Set(vectorHits.map((hit) => hit.id));
+  const rescore = lexicalHits.slice(0, LEXICAL_RESCORE_DEPTH).filter((hit) => !nearest.has(hit.id));
+  const cosine = [...vectorHits, ...(await store.similarities(table, vector, rescore.map((hit) => hit.id)))];
+  const ranked = fuseWeighted(lexicalHits, cosine, weight).slice(0, MAX_RESULTS);
   return {
     ranked,
     estimate: hybridTotal(vectorHits.length, lexicalHits.length, ranked.length, lexicalHits.length >= MAX_RESULTS),

@@ -36,3 +36,14 @@ describe("fuseWeighted", () => {
     expect(fuseWeighted([], [s("x", 0.8), s("y", 0.2)]).map((f) => f.id)).toEqual(["x", "y"]);
   });
 });
+
+describe("fusion with rescored lexical matches", () => {
+  it("gives a lexical match outside the nearest set the vector evidence of its exact cosine", () => {
+    // "b" and "c" tie lexically; "b" was rescored with a high cosine, "c" with a low one.
+    const lexical = [s("a", 4), s("b", 2), s("c", 2)];
+    const cosine = [s("z", 0.9), s("a", 0.2), s("b", 0.8), s("c", 0.1)];
+    const fused = fuseWeighted(lexical, cosine, 0.4);
+    expect(fused.map((f) => f.id)).toEqual(["a", "b", "z", "c"]);
+    expect(fused.find((f) => f.id === "c")?.score).toBeCloseTo(0.6 * 0.5);
+  });
+});
