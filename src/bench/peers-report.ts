@@ -4,6 +4,8 @@ import { fileURLToPath } from "node:url";
 import type { BenchCorpus } from "./corpus.js";
 
 const PEER_RUN = fileURLToPath(new URL("./peer-run.js", import.meta.url));
+/** An engine that takes longer than this on one size is reported as timed out. */
+const PEER_TIMEOUT_MS = 30 * 60_000;
 export const PEERS = ["lancedb", "semsearch", "orama", "vectra", "minisearch"] as const;
 
 export interface PeerResult {
@@ -30,9 +32,11 @@ export function runPeers(size: number, queries: number, cacheDir: string, evalDi
       encoding: "utf8",
       maxBuffer: 1 << 24,
       env: { ...process.env, LANCEDB_LOG: "off" },
+      timeout: PEER_TIMEOUT_MS,
     });
     if (child.status !== 0) {
-      log(`  ${peer} failed: ${child.stderr.trim().split("\n").slice(-3).join(" ")}`);
+      const why = child.error ? child.error.message : child.stderr.trim().split("\n").slice(-3).join(" ");
+      log(`  ${peer} failed: ${why}`);
       continue;
     }
     const r = JSON.parse(child.stdout.trim().split("\n").at(-1) as string);

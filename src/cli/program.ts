@@ -104,6 +104,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--object-fields <fields>", "object fields to return: * or a,b (JSON default: id)")
     .option("--result-fields <fields>", "extra result fields: highlights")
     .addOption(new Option("--results-fields <fields>").hideHelp())
+    .addOption(new Option("--mode <mode>", "rank with one part only, for diagnosis").choices(["hybrid", "lexical", "vector"]))
     .action(withGlobals(h.search));
 
   const worker = program.command("worker").description("the background indexer");

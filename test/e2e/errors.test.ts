@@ -5,10 +5,12 @@ import { cliJson, runCli, tempProject, type CliResult } from "../helpers/cli.js"
 
 const project = tempProject();
 let indexId = "";
+let neuralId = "";
 
 beforeAll(async () => {
   await cliJson(project, ["objects", "add", "-"], { input: '{"id":"a","title":"alpha"}\n{"id":"b","title":"beta"}\n' });
   indexId = (await cliJson(project, ["index", "create", "--wait"])).id;
+  neuralId = (await cliJson(project, ["index", "create", "--neural-only", "--wait"])).id;
 });
 
 function run(args: string[], input?: string): Promise<CliResult> {
@@ -41,13 +43,15 @@ describe("exit codes and error documents", () => {
     [["search", "IDX", "q", "--offset", "10000"], 4, "INVALID_PARAMETER", /offset must be an integer from 0 to 9999/],
     [["search", "IDX", "q", "--result-fields", "scores"], 4, "INVALID_PARAMETER", /Unknown result field "scores"/],
     [["search", "IDX", "--limit", "0", "q"], 4, "INVALID_PARAMETER", /limit/],
+    [["search", "NEURAL", "q", "--mode", "lexical"], 4, "INVALID_PARAMETER", /neural-only: it has no lexical part/],
+    [["search", "IDX", "q", "--mode", "fuzzy"], 2, "USAGE", /--mode/],
     [["search", "IDX", "q", "--limit", "x"], 2, "USAGE", /--limit/],
     [["search", "IDX", "q", "--page", "2", "--offset", "3"], 2, "CONFLICTING_OPTIONS", /--page or --offset/],
     [["index", "create", "--bogus"], 2, "USAGE", /unknown option '--bogus'/i],
     [["frobnicate"], 2, "USAGE", /unknown command/i],
     [["objects", "add", "does-not-exist.json"], 2, "INPUT_NOT_READABLE", /does-not-exist\.json: no such file/],
   ])("%j exits %i with %s", async (args, exitCode, code, message) => {
-    await expectJsonError(args.map((arg) => (arg === "IDX" ? indexId : arg)), exitCode, code, message);
+    await expectJsonError(args.map((arg) => (arg === "IDX" ? indexId : arg === "NEURAL" ? neuralId : arg)), exitCode, code, message);
   });
 
   it("validates a --config body: unknown keys, wrong types, malformed JSON with its line", async () => {

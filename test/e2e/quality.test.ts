@@ -6,7 +6,8 @@ import { ROOT, tempProject } from "../helpers/cli.js";
 /** Ranking regression set: each query's expected best article among the bundled samples. */
 const suite = JSON.parse(readFileSync(path.join(ROOT, "fixtures", "queries", "sample.json"), "utf8")) as {
   collection: string;
-  queries: { query: string; expected_top: string }[];
+  /** `within`: how high the expected article must rank (default 1: first). */
+  queries: { query: string; expected_top: string; within?: number }[];
 };
 
 // The worker runs built JavaScript, so the engine is taken from dist/ (`npm test` builds first).
@@ -23,9 +24,9 @@ beforeAll(async () => {
 afterAll(() => engine.close());
 
 describe("ranking quality on the sample articles", () => {
-  it.each(suite.queries)("$query → $expected_top first", async ({ query, expected_top }) => {
-    const page = await engine.search(indexId, { query, limit: 3 });
-    expect(page.hits[0]?.id).toBe(expected_top);
+  it.each(suite.queries)("$query → $expected_top", async ({ query, expected_top, within = 1 }) => {
+    const page = await engine.search(indexId, { query, limit: within });
+    expect(page.hits.map((hit) => hit.id)).toContain(expected_top);
   });
 
   it("vector search alone still finds paraphrases with no shared words", async () => {

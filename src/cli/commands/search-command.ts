@@ -12,6 +12,7 @@ export interface SearchOptions extends GlobalOptions {
   objectFields?: string;
   resultFields?: string;
   resultsFields?: string;
+  mode?: string;
 }
 
 /** --page N is sugar for offset = limit × (N − 1). */
@@ -33,6 +34,7 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
       // Tables show the object fields asked for; JSON defaults to the service's id-only object.
       objectFields: options.objectFields,
       resultFields: options.resultFields ?? options.resultsFields,
+      mode: options.mode,
     });
     const extra = options.objectFields === undefined || options.objectFields === "*" ? [] : options.objectFields.split(",").map((f) => f.trim()).filter((f) => f && f !== "id");
     printResult(options, searchResponse(page), () => renderSearchTable(page, offset ?? 0, extra));

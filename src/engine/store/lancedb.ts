@@ -269,6 +269,13 @@ export class LanceStore {
     return rows.map((row) => ({ id: String(row.id), score: 1 - Number(row._distance) }));
   }
 
+  /** Every row's vector, by id (for evaluation tools; loads the whole column). */
+  async allVectors(name: string): Promise<Map<string, Float32Array>> {
+    const table = await this.table(name);
+    const rows = await wrap(`reading vectors of ${name}`, () => table.query().select(["id", "vector"]).toArray());
+    return new Map(rows.map((row) => [String(row.id), Float32Array.from(row.vector as ArrayLike<number>)]));
+  }
+
   /** Cosine similarity of `vector` to the rows of the given ids (ids without a row are left out). */
   async similarities(name: string, vector: Float32Array, ids: readonly string[]): Promise<ScoredRow[]> {
     const table = await this.table(name);
