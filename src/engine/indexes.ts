@@ -6,7 +6,8 @@ import { resolveModel, DEFAULT_MODEL } from "./embedding/registry.js";
 import { NotFoundError, ValidationError, InternalError } from "./errors.js";
 import { newIndexId } from "./ids.js";
 import { ensureWorker, workerPid } from "./indexing/spawn.js";
-import { indexTableName } from "./project.js";
+import { highlightsEnabled } from "./indexing/extract.js";
+import { indexTableName, segmentTableName } from "./project.js";
 import { indexedObjectCount, indexStatusCounts } from "./status.js";
 import type { IndexInfo, IndexRecord, IndexStatusCounts } from "./types.js";
 
@@ -29,6 +30,7 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date):
   const store = await ctx.store();
   await ctx.project.locked(async () => {
     await store.createIndexTable(indexTableName(record.id), record.dimension);
+    if (highlightsEnabled(configuration)) await store.createSegmentTable(segmentTableName(record.id), record.dimension);
     ctx.project.saveIndexes([...ctx.project.indexes(), record]);
   });
   ensureWorker(ctx.project);
@@ -67,6 +69,7 @@ export async function deleteIndex(ctx: EngineContext, id: string): Promise<void>
   await ctx.project.locked(async () => {
     ctx.project.saveIndexes(ctx.project.indexes().filter((index) => index.id !== id));
     await store.dropTable(indexTableName(id));
+    await store.dropTable(segmentTableName(id));
     ctx.project.removeProgress(id);
   });
 }

@@ -124,6 +124,11 @@ export class Project {
   }
 }
 
+/** The LanceDB table of an index's highlight segments. */
+export function segmentTableName(indexId: string): string {
+  return `segments_${indexId}`;
+}
+
 /** The LanceDB table of an index. */
 export function indexTableName(indexId: string): string {
   return `index_${indexId}`;

@@ -1,5 +1,8 @@
 /** Records and result shapes shared by the engine, the CLI and (later) the HTTP server. */
 import type { IndexConfiguration } from "./config.js";
+import type { TextHighlight } from "./search/highlights.js";
+
+export type { TextHighlight };
 
 /** A user object as given, unmodified. */
 export type JsonObject = { [key: string]: unknown };
@@ -77,7 +80,8 @@ export interface SearchHit {
   object: JsonObject;
   /** The searchable text of the object, for snippets. */
   text: string;
-  highlights?: unknown[];
+  /** Present when highlights were asked for: best first. */
+  highlights?: TextHighlight[];
 }
 
 export interface SearchPage {

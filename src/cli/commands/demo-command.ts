@@ -33,7 +33,7 @@ export async function demoCommand(queryWords: string[], options: GlobalOptions &
     }
     note(options, `Index ${id} is ready. Query: "${query}"\n`);
     const page = await engine.search(id, { query, limit: options.limit ?? 5, objectFields: "topic" });
-    printResult(options, searchResponse(page), () => renderSearchTable(page, 0, ["topic"]));
+    printResult(options, searchResponse(page), () => renderSearchTable(page, 0, ["topic"], query));
     note(options, `\nTry: semsearch --project ${engine.projectDir} search ${id} "your question" --object-fields title`);
   } finally {
     await engine.close();

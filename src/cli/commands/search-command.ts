@@ -37,6 +37,6 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
       mode: options.mode,
     });
     const extra = options.objectFields === undefined || options.objectFields === "*" ? [] : options.objectFields.split(",").map((f) => f.trim()).filter((f) => f && f !== "id");
-    printResult(options, searchResponse(page), () => renderSearchTable(page, offset ?? 0, extra));
+    printResult(options, searchResponse(page), () => renderSearchTable(page, offset ?? 0, extra, query));
   });
 }

@@ -1,6 +1,7 @@
 /** Tables for people (cli-table3 + chalk). */
 import Table from "cli-table3";
 import type { IndexInfo, SearchPage, StoredObject } from "../../engine/index.js";
+import { renderHighlight } from "./highlight.js";
 import { chalk } from "./style.js";
 
 /** Terminal width, or a comfortable default in a pipe. */
@@ -30,20 +31,24 @@ function cell(value: unknown, max: number): string {
   return snippet(typeof value === "string" ? value : JSON.stringify(value), max);
 }
 
-/** Search results: rank, id, score, a snippet of the searchable text, then the requested object fields. */
-export function renderSearchTable(page: SearchPage, offset: number, extraFields: string[]): string {
+/**
+ * Search results: rank, id, score, the best highlight (or a snippet of the searchable text) with the
+ * query's words emphasised, then the requested object fields.
+ */
+export function renderSearchTable(page: SearchPage, offset: number, extraFields: string[], query: string): string {
   const width = terminalWidth();
   const idWidth = Math.min(24, Math.max(4, ...page.hits.map((hit) => hit.id.length)) + 2);
   const fieldWidth = 18;
   const fixed = 6 + idWidth + 8 + extraFields.length * fieldWidth + 2 * (4 + extraFields.length);
   const textWidth = Math.max(20, width - fixed);
-  const table = newTable(["#", "id", "score", "text", ...extraFields], [6, idWidth, 8, textWidth, ...extraFields.map(() => fieldWidth)]);
+  const withHighlights = page.hits.some((hit) => hit.highlights !== undefined);
+  const table = newTable(["#", "id", "score", withHighlights ? "best highlight" : "text", ...extraFields], [6, idWidth, 8, textWidth, ...extraFields.map(() => fieldWidth)]);
   page.hits.forEach((hit, i) => {
     table.push([
       String(offset + i + 1),
       cell(hit.id, idWidth - 2),
       hit.score.toFixed(3),
-      cell(hit.text, textWidth - 2),
+      renderHighlight(hit.highlights?.[0]?.highlight.text ?? hit.text, query, textWidth - 2),
       ...extraFields.map((field) => cell(hit.object[field], fieldWidth - 2)),
     ]);
   });

@@ -46,3 +46,31 @@ export function embeddableText(text: string): string {
   const cut = text.lastIndexOf(" ", MAX_EMBED_CHARS);
   return text.slice(0, cut > MAX_EMBED_CHARS / 2 ? cut : MAX_EMBED_CHARS);
 }
+
+/** A field of an object whose text is split into highlight segments. */
+export interface SegmentableField {
+  field: string;
+  text: string;
+}
+
+/**
+ * Fields that get highlight segments (spec §2.4.3): searchable fields whose value is a string.
+ * Lists and nested objects still count for whole-object search but are not segmented.
+ */
+export function segmentableFields(object: JsonObject, config: IndexConfiguration): SegmentableField[] {
+  const idAllowed = config.fields?.searchable?.allow?.includes("id") === true;
+  return Object.entries(object)
+    .filter(([field, value]) => typeof value === "string" && (field !== "id" || idAllowed) && isSearchableField(config, field))
+    .map(([field, value]) => ({ field, text: value as string }));
+}
+
+/** The regular expression that starts a new segment in `field`, if the configuration sets one. */
+export function segmentDelimiter(config: IndexConfiguration, field: string): RegExp | undefined {
+  const source = config.fields?.segment_delimiter?.[field];
+  return source === undefined ? undefined : new RegExp(source, "gu");
+}
+
+/** Whether the index keeps highlight segments. */
+export function highlightsEnabled(config: IndexConfiguration): boolean {
+  return config.index_type.highlights?.text === true;
+}

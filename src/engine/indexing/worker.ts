@@ -11,10 +11,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createEmbeddingPool, type EmbeddingPool } from "../embedding/pool.js";
 import type { EngineContext } from "../context.js";
 import { tryLock, type Release } from "../lock.js";
-import { indexTableName, type IndexProgress } from "../project.js";
-import type { IndexRow, ObjectRow } from "../store/lancedb.js";
+import { indexTableName, segmentTableName, type IndexProgress } from "../project.js";
+import type { IndexRow, ObjectRow, SegmentRow } from "../store/lancedb.js";
 import type { IndexRecord, JsonObject } from "../types.js";
-import { embeddableText, searchableText } from "./extract.js";
+import { embeddableText, highlightsEnabled, searchableText, segmentableFields, segmentDelimiter } from "./extract.js";
+import { segmentText } from "./segment.js";
 
 /** Objects embedded and committed per batch. */
 export const BATCH_SIZE = 128;
@@ -25,6 +26,22 @@ const LINGER_MS = 1500;
 
 export interface WorkerLog {
   (message: string): void;
+}
+
+/** The highlight segments of one object, without vectors yet. */
+function objectSegments(row: ObjectRow, object: JsonObject, index: IndexRecord): Omit<SegmentRow, "vector">[] {
+  return segmentableFields(object, index.configuration).flatMap(({ field, text }) =>
+    segmentText(text, segmentDelimiter(index.configuration, field)).map((segment, position) => ({
+      id: JSON.stringify([row.id, field, position]),
+      object_id: row.id,
+      seq: row.seq,
+      field,
+      position,
+      start_char: segment.start,
+      end_char: segment.end,
+      text: segment.text,
+    })),
+  );
 }
 
 class Worker {
@@ -68,14 +85,17 @@ class Worker {
     const lastSeq = (batch.at(-1) as ObjectRow).seq;
     if (!(await this.updateProgress(index, (p) => (p.processingSeq = lastSeq)))) return false;
 
-    const texts = batch.map((row) => searchableText(JSON.parse(row.body) as JsonObject, index.configuration));
-    const vectors = await this.pool(index.model).embed(texts.map(embeddableText));
+    const objects = batch.map((row) => JSON.parse(row.body) as JsonObject);
+    const texts = objects.map((object) => searchableText(object, index.configuration));
+    const segments = highlightsEnabled(index.configuration) ? batch.flatMap((row, i) => objectSegments(row, objects[i] as JsonObject, index)) : [];
+    const vectors = await this.pool(index.model).embed([...texts.map(embeddableText), ...segments.map((segment) => segment.text)]);
     const rows: IndexRow[] = batch.map((row, i) => ({
       id: row.id,
       seq: row.seq,
       text: texts[i] as string,
       vector: vectors[i] as Float32Array,
     }));
+    const segmentRows: SegmentRow[] = segments.map((segment, i) => ({ ...segment, vector: vectors[texts.length + i] as Float32Array }));
 
     await this.ctx.project.locked(async () => {
       const { project } = this.ctx;
@@ -85,6 +105,10 @@ class Worker {
       const current = await store.getObjects(rows.map((row) => row.id));
       const live = rows.filter((row) => current.get(row.id)?.seq === row.seq);
       await store.upsertIndexRows(indexTableName(index.id), live);
+      if (highlightsEnabled(index.configuration)) {
+        const liveIds = new Set(live.map((row) => row.id));
+        await store.replaceSegments(segmentTableName(index.id), [...liveIds], segmentRows.filter((row) => liveIds.has(row.object_id)));
+      }
       const saved = project.progress(index.id);
       saved.indexedSeq = Math.max(saved.indexedSeq, lastSeq);
       saved.processingSeq = null;

@@ -3,7 +3,8 @@ import type { EngineContext } from "../context.js";
 import { NotFoundError } from "../errors.js";
 import { newObjectId } from "../ids.js";
 import { ensureWorker } from "../indexing/spawn.js";
-import { indexTableName } from "../project.js";
+import { highlightsEnabled } from "../indexing/extract.js";
+import { indexTableName, segmentTableName } from "../project.js";
 import { objectIndexStatus } from "../status.js";
 import type { ObjectRow } from "../store/lancedb.js";
 import type { JsonObject, ObjectInfo, StoredObject } from "../types.js";
@@ -97,6 +98,7 @@ export async function deleteObject(ctx: EngineContext, id: string): Promise<void
     await store.deleteObjects([id]);
     for (const index of ctx.project.indexes()) {
       await store.deleteIndexRows(indexTableName(index.id), [id]);
+      if (highlightsEnabled(index.configuration)) await store.deleteSegmentsOf(segmentTableName(index.id), [id]);
       const progress = ctx.project.progress(index.id);
       if (progress.errors[id]) {
         delete progress.errors[id];

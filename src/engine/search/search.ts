@@ -1,49 +1,26 @@
-/** Searching an index: embed the query with the index's model, rank, fuse, page, attach objects. */
+/** Searching an index: embed the query with the index's model, rank, fuse, page, attach objects and highlights. */
 import type { EngineContext } from "../context.js";
 import { isNeuralOnly } from "../config.js";
 import { loadModel } from "../embedding/registry.js";
-import { findIndex } from "../indexes.js";
-import { indexTableName } from "../project.js";
-import type { IndexRecord, JsonObject, SearchHit, SearchPage } from "../types.js";
 import { ValidationError } from "../errors.js";
-import { compareRanked, DEFAULT_VECTOR_WEIGHT, fuseWeighted, LEXICAL_RESCORE_DEPTH, type ScoredId } from "./fuse.js";
-import { MAX_RESULTS, VECTOR_CANDIDATES } from "./limits.js";
-import { hybridTotal, neuralTotal, neuralWindow, paginate, type TotalEstimate } from "./paginate.js";
+import { findIndex } from "../indexes.js";
+import { highlightsEnabled } from "../indexing/extract.js";
+import { indexTableName, segmentTableName } from "../project.js";
+import type { LanceStore } from "../store/lancedb.js";
+import type { IndexRecord, JsonObject, SearchHit, SearchPage } from "../types.js";
+import { DEFAULT_VECTOR_WEIGHT, type ScoredId } from "./fuse.js";
+import {
+  combineSegments,
+  groupByObject,
+  MAX_HIGHLIGHTS,
+  rankByHighlights,
+  relevantSegments,
+  toTextHighlight,
+  type SegmentHit,
+} from "./highlights.js";
+import { paginate } from "./paginate.js";
+import { rankRows, type RankQuery } from "./rank.js";
 import { parseSearchParams, projectObject, type SearchMode, type SearchParams } from "./request.js";
-
-interface Ranking {
-  ranked: ScoredId[];
-  estimate: TotalEstimate;
-}
-
-async function rankNeural(ctx: EngineContext, table: string, vector: Float32Array, offset: number, limit: number): Promise<Ranking> {
-  const want = neuralWindow(offset, limit);
-  const ranked = (await (await ctx.store()).vectorSearch(table, vector, want)).sort(compareRanked);
-  return { ranked, estimate: neuralTotal(offset, limit, want, ranked.length) };
-}
-
-async function rankLexical(ctx: EngineContext, table: string, query: string): Promise<Ranking> {
-  const ranked = (await (await ctx.store()).textSearch(table, query, MAX_RESULTS)).sort(compareRanked);
-  return { ranked, estimate: { total: ranked.length, exact: ranked.length < MAX_RESULTS } };
-}
-
-async function rankHybrid(ctx: EngineContext, table: string, vector: Float32Array, query: string, weight: number): Promise<Ranking> {
-  const store = await ctx.store();
-  const [vectorHits, lexicalHits] = await Promise.all([
-    store.vectorSearch(table, vector, VECTOR_CANDIDATES),
-    store.textSearch(table, query, MAX_RESULTS),
-  ]);
-  // Exact cosine for the top lexical matches that are not among the nearest, so the vector part
-  // scores every strong candidate (see fuse.ts for the measurements behind this).
-  const nearest = new Set(vectorHits.map((hit) => hit.id));
-  const rescore = lexicalHits.slice(0, LEXICAL_RESCORE_DEPTH).filter((hit) => !nearest.has(hit.id));
-  const cosine = [...vectorHits, ...(await store.similarities(table, vector, rescore.map((hit) => hit.id)))];
-  const ranked = fuseWeighted(lexicalHits, cosine, weight).slice(0, MAX_RESULTS);
-  return {
-    ranked,
-    estimate: hybridTotal(vectorHits.length, lexicalHits.length, ranked.length, lexicalHits.length >= MAX_RESULTS),
-  };
-}
 
 /** The mode a search runs in: the index's own unless asked otherwise; a neural-only index has no lexical part. */
 function searchMode(index: IndexRecord, asked: SearchMode | null): SearchMode {
@@ -54,14 +31,37 @@ function searchMode(index: IndexRecord, asked: SearchMode | null): SearchMode {
   });
 }
 
+/** The most relevant highlight segments (rule 1), grouped by object. */
+async function bestSegments(store: LanceStore, index: IndexRecord, q: RankQuery): Promise<Map<string, SegmentHit[]>> {
+  const table = segmentTableName(index.id);
+  const ranked = relevantSegments((await rankRows(store, table, q, MAX_HIGHLIGHTS)).ranked);
+  const info = await store.segmentInfo(table, ranked.map((hit) => hit.id));
+  const hits: SegmentHit[] = [];
+  for (const { id, score } of ranked) {
+    const segment = info.get(id);
+    if (segment) {
+      hits.push({ objectId: segment.object_id, field: segment.field, position: segment.position, start: segment.start_char, end: segment.end_char, score });
+    }
+  }
+  return groupByObject(hits);
+}
+
+function highlightsOf(object: JsonObject, segments: readonly SegmentHit[] | undefined) {
+  return combineSegments(segments ?? [])
+    .filter((span) => typeof object[span.field] === "string" && span.end <= (object[span.field] as string).length)
+    .map((span) => toTextHighlight(span, object[span.field] as string));
+}
+
 /**
  * Runs a search. The whole ranked list is computed and the page sliced from it (LanceDB's own
- * offset would apply to each part before fusion), so pages never overlap or skip.
+ * offset would apply to each part before fusion), so pages never overlap or skip. With highlights,
+ * objects are ranked by their best highlight first, then the rest of the regular ranking.
  */
 export async function search(ctx: EngineContext, indexId: string, params: SearchParams): Promise<SearchPage> {
   const request = parseSearchParams(params);
   const index = findIndex(ctx, indexId);
   const table = indexTableName(index.id);
+  const mode = searchMode(index, request.mode);
   // Loading the model is most of a cold start: overlap it with opening the database.
   const queryVector = loadModel(index.model).then((model) => model.embedTexts([request.query]));
   queryVector.catch(() => {});
@@ -69,14 +69,19 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
   if ((await store.countRows(table)) === 0) {
     return { hits: [], pagination: paginate(request.offset, request.limit, 0, { total: 0, exact: true }) };
   }
-  const mode = searchMode(index, request.mode);
   const [vector] = await queryVector;
-  const { ranked, estimate } =
-    mode === "vector"
-      ? await rankNeural(ctx, table, vector as Float32Array, request.offset, request.limit)
-      : mode === "lexical"
-        ? await rankLexical(ctx, table, request.query)
-        : await rankHybrid(ctx, table, vector as Float32Array, request.query, request.vectorWeight ?? DEFAULT_VECTOR_WEIGHT);
+  const q: RankQuery = {
+    mode,
+    text: request.query,
+    vector: vector as Float32Array,
+    vectorWeight: request.vectorWeight ?? DEFAULT_VECTOR_WEIGHT,
+    offset: request.offset,
+    limit: request.limit,
+  };
+  const { ranked: regular, estimate } = await rankRows(store, table, q);
+  const segments = request.highlights && highlightsEnabled(index.configuration) ? await bestSegments(store, index, q) : null;
+  const ranked: ScoredId[] = segments ? rankByHighlights(segments, regular) : regular;
+
   const page = ranked.slice(request.offset, request.offset + request.limit);
   const ids = page.map((hit) => hit.id);
   const [objects, texts] = await Promise.all([store.getObjects(ids), store.texts(table, ids)]);
@@ -84,14 +89,12 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
   for (const { id, score } of page) {
     const row = objects.get(id);
     if (!row) continue; // deleted between ranking and fetching
-    const hit: SearchHit = {
-      id,
-      score,
-      object: projectObject(id, JSON.parse(row.body) as JsonObject, request.objectFields),
-      text: texts.get(id) ?? "",
-    };
-    if (request.highlights) hit.highlights = [];
+    const object = JSON.parse(row.body) as JsonObject;
+    const hit: SearchHit = { id, score, object: projectObject(id, object, request.objectFields), text: texts.get(id) ?? "" };
+    if (request.highlights) hit.highlights = highlightsOf(object, segments?.get(id));
     hits.push(hit);
   }
-  return { hits, pagination: paginate(request.offset, request.limit, ranked.length, estimate) };
+  // Highlighted objects outside the regular ranking make the list longer than its total: then a minimum.
+  const total = ranked.length > regular.length ? { ...estimate, exact: false } : estimate;
+  return { hits, pagination: paginate(request.offset, request.limit, ranked.length, total) };
 }

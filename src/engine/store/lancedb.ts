@@ -38,6 +38,21 @@ export interface IndexRow {
   vector: Float32Array;
 }
 
+/** One highlight segment of one field of one object. `id` is the JSON text of `[object id, field, position]`. */
+export interface SegmentRow {
+  id: string;
+  object_id: string;
+  seq: number;
+  field: string;
+  position: number;
+  start_char: number;
+  end_char: number;
+  text: string;
+  vector: Float32Array;
+}
+
+export type SegmentInfo = Omit<SegmentRow, "vector" | "text" | "seq">;
+
 export interface ScoredRow {
   id: string;
   score: number;
@@ -203,6 +218,68 @@ export class LanceStore {
       table.createIndex("text", { config: this.mod.lancedb.Index.fts({ withPosition: false }), replace: true }),
     );
     this.tables.set(name, table);
+  }
+
+  /** Creates the highlight segments table of an index, with its full-text index. */
+  async createSegmentTable(name: string, dimension: number): Promise<void> {
+    const { Schema, Field, Utf8, Float64, Int32, Float32, FixedSizeList } = this.mod.arrow;
+    const schema = new Schema([
+      new Field("id", new Utf8(), false),
+      new Field("object_id", new Utf8(), false),
+      new Field("seq", new Float64(), false),
+      new Field("field", new Utf8(), false),
+      new Field("position", new Int32(), false),
+      new Field("start_char", new Int32(), false),
+      new Field("end_char", new Int32(), false),
+      new Field("text", new Utf8(), false),
+      new Field("vector", new FixedSizeList(dimension, new Field("item", new Float32(), true)), false),
+    ]);
+    const table = await wrap(`creating table ${name}`, () => this.db.createEmptyTable(name, schema, { existOk: true }));
+    await wrap(`creating the full-text index of ${name}`, () =>
+      table.createIndex("text", { config: this.mod.lancedb.Index.fts({ withPosition: false }), replace: true }),
+    );
+    this.tables.set(name, table);
+  }
+
+  /** Replaces every segment of the given objects (deletes theirs, then adds the new rows). */
+  async replaceSegments(name: string, objectIds: readonly string[], rows: readonly SegmentRow[]): Promise<void> {
+    await this.deleteSegmentsOf(name, objectIds);
+    if (rows.length === 0) return;
+    const table = await this.table(name);
+    const records = rows.map((row) => ({ ...row, vector: Array.from(row.vector) }));
+    await wrap(`writing segments of ${name}`, async () => {
+      await table.add(records);
+    });
+  }
+
+  async deleteSegmentsOf(name: string, objectIds: readonly string[]): Promise<void> {
+    if (objectIds.length === 0) return;
+    const table = await this.table(name);
+    for (const part of chunks(objectIds, ID_CHUNK)) {
+      await wrap(`deleting segments of ${name}`, () => table.delete(sqlIn("object_id", part)));
+    }
+  }
+
+  /** Where each segment is: object, field, position and offsets. */
+  async segmentInfo(name: string, ids: readonly string[]): Promise<Map<string, SegmentInfo>> {
+    const table = await this.table(name);
+    const out = new Map<string, SegmentInfo>();
+    for (const part of chunks(ids, ID_CHUNK)) {
+      const rows = await wrap(`reading ${name}`, () =>
+        table.query().where(sqlIn("id", part)).select(["id", "object_id", "field", "position", "start_char", "end_char"]).toArray(),
+      );
+      for (const row of rows) {
+        out.set(String(row.id), {
+          id: String(row.id),
+          object_id: String(row.object_id),
+          field: String(row.field),
+          position: Number(row.position),
+          start_char: Number(row.start_char),
+          end_char: Number(row.end_char),
+        });
+      }
+    }
+    return out;
   }
 
   async dropTable(name: string): Promise<void> {

@@ -17,7 +17,7 @@ export function sqlNumber(value: number): string {
 }
 
 /** `column IN ('a', 'b')` for a fixed column name and a non-empty list of strings. */
-export function sqlIn(column: "id", values: readonly string[]): string {
+export function sqlIn(column: "id" | "object_id", values: readonly string[]): string {
   if (values.length === 0) throw new RangeError("sqlIn needs at least one value");
   return `${column} IN (${values.map(sqlString).join(", ")})`;
 }

@@ -1,3 +1,4 @@
+import type { Command } from "commander";
 import { describe, expect, it, vi } from "vitest";
 import { createProgram, handlers, type Handlers } from "../../../src/cli/program.js";
 
@@ -11,7 +12,11 @@ function mockHandlers() {
 async function parse(argv: string[]) {
   const mocks = mockHandlers();
   const program = createProgram(mocks as unknown as Handlers);
-  program.configureOutput({ writeErr: () => {}, writeOut: () => {} });
+  const quiet = (command: Command): void => {
+    command.configureOutput({ writeErr: () => {}, writeOut: () => {} });
+    command.commands.forEach(quiet);
+  };
+  quiet(program);
   await program.parseAsync(argv, { from: "user" });
   return mocks;
 }

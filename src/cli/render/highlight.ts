@@ -1,0 +1,45 @@
+/** Showing a highlight in a table cell: query words emphasised, cut to fit around the first match. */
+import { chalk } from "./style.js";
+
+/** Lower-case query words of 3 letters or more, as stems of at most 5 letters (so "cells" finds "cell"). */
+export function queryStems(query: string): string[] {
+  const words = query.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? [];
+  return [...new Set(words.map((word) => word.slice(0, Math.max(3, Math.min(word.length, 5)))))];
+}
+
+/** Spans [start, end) of words in `text` that start with one of the stems. */
+export function matchSpans(text: string, stems: readonly string[]): [number, number][] {
+  if (stems.length === 0) return [];
+  const spans: [number, number][] = [];
+  for (const match of text.matchAll(/[\p{L}\p{N}]+/gu)) {
+    const word = match[0].toLowerCase();
+    if (stems.some((stem) => word.startsWith(stem))) spans.push([match.index, match.index + match[0].length]);
+  }
+  return spans;
+}
+
+/**
+ * One line of at most `width` characters of `text` (white space folded), starting a little before the
+ * first query word, with query words in bold and an ellipsis where text was cut.
+ */
+export function renderHighlight(text: string, query: string, width: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  const spans = matchSpans(flat, queryStems(query));
+  let start = 0;
+  const first = spans[0];
+  if (first && first[0] > width / 3 && flat.length > width) start = Math.max(0, Math.min(first[0] - Math.floor(width / 4), flat.length - width + 1));
+  const prefix = start > 0 ? "…" : "";
+  let end = Math.min(flat.length, start + width - prefix.length);
+  const suffix = end < flat.length ? "…" : "";
+  if (suffix) end -= 1;
+  let out = prefix;
+  let cursor = start;
+  for (const [s, e] of spans) {
+    if (e <= start || s >= end) continue;
+    const from = Math.max(s, start);
+    const to = Math.min(e, end);
+    out += flat.slice(cursor, from) + chalk.bold.yellow(flat.slice(from, to));
+    cursor = to;
+  }
+  return out + flat.slice(cursor, end) + suffix;
+}

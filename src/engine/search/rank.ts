@@ -1,0 +1,56 @@
+/** Ranking the rows of one table (objects or highlight segments) for a query, in each mode. */
+import type { LanceStore } from "../store/lancedb.js";
+import { compareRanked, fuseWeighted, LEXICAL_RESCORE_DEPTH, type ScoredId } from "./fuse.js";
+import { MAX_RESULTS, VECTOR_CANDIDATES } from "./limits.js";
+import { hybridTotal, neuralTotal, neuralWindow, type TotalEstimate } from "./paginate.js";
+import type { SearchMode } from "./request.js";
+
+export interface Ranking {
+  ranked: ScoredId[];
+  estimate: TotalEstimate;
+}
+
+export interface RankQuery {
+  mode: SearchMode;
+  text: string;
+  vector: Float32Array;
+  vectorWeight: number;
+  /** neural-only paging: the window depends on the page */
+  offset: number;
+  limit: number;
+}
+
+async function rankHybrid(store: LanceStore, table: string, q: RankQuery, lexicalLimit: number): Promise<Ranking> {
+  const [vectorHits, lexicalHits] = await Promise.all([
+    store.vectorSearch(table, q.vector, VECTOR_CANDIDATES),
+    store.textSearch(table, q.text, lexicalLimit),
+  ]);
+  // Exact cosine for the top lexical matches that are not among the nearest, so the vector part
+  // scores every strong candidate (see fuse.ts for the measurements behind this).
+  const nearest = new Set(vectorHits.map((hit) => hit.id));
+  const rescore = lexicalHits.slice(0, LEXICAL_RESCORE_DEPTH).filter((hit) => !nearest.has(hit.id));
+  const cosine = [...vectorHits, ...(await store.similarities(table, q.vector, rescore.map((hit) => hit.id)))];
+  const ranked = fuseWeighted(lexicalHits, cosine, q.vectorWeight).slice(0, MAX_RESULTS);
+  return {
+    ranked,
+    estimate: hybridTotal(vectorHits.length, lexicalHits.length, ranked.length, lexicalHits.length >= MAX_RESULTS),
+  };
+}
+
+/**
+ * Ranks a table's rows.
+ * @param depth how many rows are wanted at most (objects: MAX_RESULTS; highlight segments: MAX_HIGHLIGHTS)
+ */
+export async function rankRows(store: LanceStore, table: string, q: RankQuery, depth = MAX_RESULTS): Promise<Ranking> {
+  if (q.mode === "lexical") {
+    const ranked = (await store.textSearch(table, q.text, depth)).sort(compareRanked);
+    return { ranked, estimate: { total: ranked.length, exact: ranked.length < depth } };
+  }
+  if (q.mode === "vector") {
+    const want = depth < MAX_RESULTS ? depth : neuralWindow(q.offset, q.limit);
+    const ranked = (await store.vectorSearch(table, q.vector, want)).sort(compareRanked);
+    return { ranked, estimate: neuralTotal(q.offset, q.limit, want, ranked.length) };
+  }
+  const ranking = await rankHybrid(store, table, q, depth < MAX_RESULTS ? LEXICAL_RESCORE_DEPTH : MAX_RESULTS);
+  return depth < MAX_RESULTS ? { ...ranking, ranked: ranking.ranked.slice(0, depth) } : ranking;
+}

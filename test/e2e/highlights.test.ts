@@ -1,0 +1,113 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { cliJson, runCli, tempProject } from "../helpers/cli.js";
+
+const project = tempProject();
+let indexId = "";
+
+const objects = [
+  {
+    id: "tea",
+    title: "Green tea",
+    body: "Green tea is made from unoxidised leaves. It contains caffeine and antioxidants.\nBrewing at 80 °C avoids bitterness. Steep it for 2.5 minutes.",
+    notes: "First paragraph about harvest.\n\nSecond paragraph: the leaves are steamed or pan-fired to stop oxidation.",
+    tags: ["tea", "leaves"],
+  },
+  {
+    id: "cafe",
+    title: "Café culture 😀",
+    body: "Coffee houses spread across Europe in the 17th century. Nai\u0308ve visitors 👩‍👩‍👧 met there to read newspapers. Espresso bars came later.",
+    notes: "Vienna's cafés are famous.\n\nThey serve a glass of water with every coffee.",
+    meta: { city: "Vienna" },
+  },
+  {
+    id: "bikes",
+    title: "Bicycle maintenance",
+    body: "Oil the chain every few hundred kilometres. Check tyre pressure weekly. Brake pads wear faster in the rain.",
+    notes: "Keep a spare tube.\n\nA pump fits on the frame.",
+  },
+];
+
+interface Highlight {
+  highlight_type: string;
+  references: { source: string; position: { start_char: number; end_char: number } }[];
+  highlight: { text: string };
+}
+interface Response {
+  results: { id: string; object: Record<string, unknown>; highlights?: Highlight[] }[];
+  pagination: { statistics: { total: number } };
+}
+
+function expectExactSlices(response: Response) {
+  let count = 0;
+  for (const result of response.results) {
+    for (const h of result.highlights ?? []) {
+      count++;
+      expect(Object.keys(h)).toEqual(["highlight_type", "references", "highlight"]);
+      expect(h.highlight_type).toBe("text");
+      const [ref] = h.references;
+      expect(Object.keys(h.references[0] ?? {})).toEqual(["source", "position"]);
+      const field = result.object[ref?.source as string] as string;
+      expect(typeof field).toBe("string");
+      expect(h.highlight.text).toBe(field.slice(ref?.position.start_char, ref?.position.end_char));
+    }
+  }
+  expect(count).toBeLessThanOrEqual(250);
+  return count;
+}
+
+beforeAll(async () => {
+  await cliJson(project, ["objects", "add", "-"], { input: objects.map((o) => JSON.stringify(o)).join("\n") });
+  indexId = (await cliJson(project, ["index", "create", "--highlights", "--segment-delimiter", "notes=\\n\\n", "--wait"])).id;
+});
+
+describe("text highlights", () => {
+  it("returns highlights in the spec's exact shape, each the exact slice of its field", async () => {
+    const response = await cliJson<Response>(project, ["search", indexId, "how hot should water be to brew tea", "--result-fields", "highlights", "--object-fields", "*"]);
+    expect(response.results[0]?.id).toBe("tea");
+    expect(expectExactSlices(response)).toBeGreaterThan(0);
+    expect(response.results[0]?.highlights?.some((h) => /Brewing at 80 °C/.test(h.highlight.text))).toBe(true);
+  });
+
+  it("slices correctly around emoji and combining characters (UTF-16 offsets)", async () => {
+    const response = await cliJson<Response>(project, ["search", indexId, "visitors met to read newspapers", "--result-fields", "highlights", "--object-fields", "*"]);
+    expectExactSlices(response);
+    const cafe = response.results.find((r) => r.id === "cafe");
+    expect(cafe?.highlights?.some((h) => h.highlight.text.includes("👩‍👩‍👧"))).toBe(true);
+  });
+
+  it("segments by the field's delimiter: a notes paragraph is one segment", async () => {
+    const response = await cliJson<Response>(project, ["search", indexId, "leaves steamed or pan-fired to stop oxidation", "--result-fields", "highlights", "--object-fields", "*"]);
+    const notes = response.results[0]?.highlights?.find((h) => h.references[0]?.source === "notes");
+    expect(notes?.highlight.text).toBe("Second paragraph: the leaves are steamed or pan-fired to stop oxidation.");
+  });
+
+  it("never highlights lists or nested objects", async () => {
+    const response = await cliJson<Response>(project, ["search", indexId, "tea leaves Vienna", "--result-fields", "highlights", "--limit", "3"]);
+    for (const result of response.results) for (const h of result.highlights ?? []) expect(["title", "body", "notes"]).toContain(h.references[0]?.source);
+  });
+
+  it("has no highlights key unless asked", async () => {
+    const response = await cliJson<Response>(project, ["search", indexId, "coffee"]);
+    expect(response.results[0]).not.toHaveProperty("highlights");
+  });
+
+  it("shows the best highlight in the table", async () => {
+    const result = await runCli(["--project", project, "search", indexId, "tyre pressure", "--result-fields", "highlights"]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain("best highlight");
+    expect(result.stdout).toContain("Check tyre pressure weekly.");
+    expect(result.stdout).not.toMatch(/\x1b\[/);
+  });
+
+  it("leaves no stale highlights after an object is replaced or deleted", async () => {
+    const replaced = { id: "bikes", title: "Bicycle maintenance", body: "Clean the drivetrain monthly. Replace the chain when it stretches." };
+    await cliJson(project, ["objects", "add", "-", "--wait"], { input: JSON.stringify(replaced) });
+    const response = await cliJson<Response>(project, ["search", indexId, "tyre pressure brake pads", "--result-fields", "highlights", "--object-fields", "*"]);
+    expectExactSlices(response);
+    const bikes = response.results.find((r) => r.id === "bikes");
+    for (const h of bikes?.highlights ?? []) expect(h.highlight.text).not.toMatch(/tyre|Brake/);
+    await cliJson(project, ["objects", "delete", "cafe"]);
+    const after = await cliJson<Response>(project, ["search", indexId, "coffee houses espresso", "--result-fields", "highlights"]);
+    expect(after.results.map((r) => r.id)).not.toContain("cafe");
+  });
+});
