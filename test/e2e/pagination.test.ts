@@ -28,12 +28,12 @@ interface Page {
 }
 
 /** Follows `next` from the first page to the last, as a client would. */
-async function walk(indexId: string, query: string, limit: number) {
+async function walk(indexId: string, query: string, limit: number, extra: string[] = []) {
   const ids: string[] = [];
   const pages: Page["pagination"][] = [];
   let args = ["--limit", String(limit)];
   for (let guard = 0; guard < 50; guard++) {
-    const page = await cliJson<Page>(project, ["search", indexId, query, ...args]);
+    const page = await cliJson<Page>(project, ["search", indexId, query, ...args, ...extra]);
     ids.push(...page.results.map((r) => r.id));
     pages.push(page.pagination);
     if (!page.pagination.next) break;
@@ -52,12 +52,13 @@ function expectInvariant(ids: string[], pages: Page["pagination"][]) {
 
 let hybrid = "";
 let neural = "";
+let highlighted = "";
 beforeAll(async () => {
   await cliJson(project, ["objects", "add", "-"], { input: generated() });
   hybrid = (await cliJson(project, ["index", "create"])).id;
   neural = (await cliJson(project, ["index", "create", "--neural-only"])).id;
-  await cliJson(project, ["index", "status", hybrid, "--wait"]);
-  await cliJson(project, ["index", "status", neural, "--wait"]);
+  highlighted = (await cliJson(project, ["index", "create", "--highlights"])).id;
+  for (const id of [hybrid, neural, highlighted]) await cliJson(project, ["index", "status", id, "--wait"]);
 });
 
 describe("paging through every page", () => {
@@ -76,6 +77,13 @@ describe("paging through every page", () => {
     expect(pages[0]?.statistics).toEqual({ total: 250, total_calculation: "minimum" });
     expect(pages.at(-1)?.statistics).toEqual({ total: COUNT, total_calculation: "exact" });
     expect(new Set(ids).size).toBe(COUNT);
+  });
+
+  it("with highlights: objects ranked by best highlight, then the rest, each once", async () => {
+    const { ids, pages } = await walk(highlighted, "glacier melted", 40, ["--result-fields", "highlights"]);
+    expectInvariant(ids, pages);
+    expect(ids.length).toBeGreaterThanOrEqual(250);
+    expect(ids.slice(0, 3).sort()).toEqual(["g055", "g155", "g255"]);
   });
 
   it("pages of different sizes agree with one big page", async () => {

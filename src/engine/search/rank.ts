@@ -20,7 +20,7 @@ export interface RankQuery {
   limit: number;
 }
 
-async function rankHybrid(store: LanceStore, table: string, q: RankQuery, lexicalLimit: number): Promise<Ranking> {
+async function rankHybrid(store: LanceStore, table: string, q: RankQuery, lexicalLimit: number, rescoreDepth: number): Promise<Ranking> {
   const [vectorHits, lexicalHits] = await Promise.all([
     store.vectorSearch(table, q.vector, VECTOR_CANDIDATES),
     store.textSearch(table, q.text, lexicalLimit),
@@ -28,7 +28,7 @@ async function rankHybrid(store: LanceStore, table: string, q: RankQuery, lexica
   // Exact cosine for the top lexical matches that are not among the nearest, so the vector part
   // scores every strong candidate (see fuse.ts for the measurements behind this).
   const nearest = new Set(vectorHits.map((hit) => hit.id));
-  const rescore = lexicalHits.slice(0, LEXICAL_RESCORE_DEPTH).filter((hit) => !nearest.has(hit.id));
+  const rescore = lexicalHits.slice(0, rescoreDepth).filter((hit) => !nearest.has(hit.id));
   const cosine = [...vectorHits, ...(await store.similarities(table, q.vector, rescore.map((hit) => hit.id)))];
   const ranked = fuseWeighted(lexicalHits, cosine, q.vectorWeight).slice(0, MAX_RESULTS);
   return {
@@ -51,6 +51,7 @@ export async function rankRows(store: LanceStore, table: string, q: RankQuery, d
     const ranked = (await store.vectorSearch(table, q.vector, want)).sort(compareRanked);
     return { ranked, estimate: neuralTotal(q.offset, q.limit, want, ranked.length) };
   }
-  const ranking = await rankHybrid(store, table, q, depth < MAX_RESULTS ? LEXICAL_RESCORE_DEPTH : MAX_RESULTS);
+  // Highlight segments need only the top `depth`: their lexical part and rescoring stop there too.
+  const ranking = await rankHybrid(store, table, q, depth < MAX_RESULTS ? depth : MAX_RESULTS, Math.min(depth, LEXICAL_RESCORE_DEPTH));
   return depth < MAX_RESULTS ? { ...ranking, ranked: ranking.ranked.slice(0, depth) } : ranking;
 }

@@ -137,9 +137,11 @@ export class LanceStore {
       new Field("created_at", new Utf8(), false),
       new Field("updated_at", new Utf8(), false),
     ]);
-    const table = await wrap("creating the object store", () =>
-      this.db.createEmptyTable(OBJECTS_TABLE, schema, { existOk: true }),
-    );
+    const table = await wrap("creating the object store", async () => {
+      const created = await this.db.createEmptyTable(OBJECTS_TABLE, schema, { existOk: true });
+      await created.createIndex("id", { config: this.mod.lancedb.Index.btree(), replace: true });
+      return created;
+    });
     this.tables.set(OBJECTS_TABLE, table);
     return table;
   }
@@ -204,41 +206,39 @@ export class LanceStore {
     for (const part of chunks(ids, ID_CHUNK)) await wrap("deleting objects", () => table.delete(sqlIn("id", part)));
   }
 
-  /** Creates the table of an index, with its (empty) full-text index so text search works from the first row. */
-  async createIndexTable(name: string, dimension: number): Promise<void> {
-    const { Schema, Field, Utf8, Float64, Float32, FixedSizeList } = this.mod.arrow;
+  /**
+   * Creates a table with the given columns plus `text` (full-text indexed from the start, so text
+   * search works from the first row) and a `vector` of `dimension` floats.
+   */
+  private async createSearchableTable(name: string, columns: [string, "utf8" | "float64" | "int32"][], dimension: number): Promise<void> {
+    const { Schema, Field, Utf8, Float64, Int32, Float32, FixedSizeList } = this.mod.arrow;
+    const types = { utf8: () => new Utf8(), float64: () => new Float64(), int32: () => new Int32() };
     const schema = new Schema([
-      new Field("id", new Utf8(), false),
-      new Field("seq", new Float64(), false),
+      ...columns.map(([column, type]) => new Field(column, types[type](), false)),
       new Field("text", new Utf8(), false),
       new Field("vector", new FixedSizeList(dimension, new Field("item", new Float32(), true)), false),
     ]);
     const table = await wrap(`creating table ${name}`, () => this.db.createEmptyTable(name, schema, { existOk: true }));
-    await wrap(`creating the full-text index of ${name}`, () =>
-      table.createIndex("text", { config: this.mod.lancedb.Index.fts({ withPosition: false }), replace: true }),
-    );
+    await wrap(`creating the indexes of ${name}`, async () => {
+      await table.createIndex("text", { config: this.mod.lancedb.Index.fts({ withPosition: false }), replace: true });
+      // Rows are fetched by id lists (page objects, rescoring, highlights): a B-tree keeps that off a full scan.
+      await table.createIndex("id", { config: this.mod.lancedb.Index.btree(), replace: true });
+    });
     this.tables.set(name, table);
   }
 
-  /** Creates the highlight segments table of an index, with its full-text index. */
-  async createSegmentTable(name: string, dimension: number): Promise<void> {
-    const { Schema, Field, Utf8, Float64, Int32, Float32, FixedSizeList } = this.mod.arrow;
-    const schema = new Schema([
-      new Field("id", new Utf8(), false),
-      new Field("object_id", new Utf8(), false),
-      new Field("seq", new Float64(), false),
-      new Field("field", new Utf8(), false),
-      new Field("position", new Int32(), false),
-      new Field("start_char", new Int32(), false),
-      new Field("end_char", new Int32(), false),
-      new Field("text", new Utf8(), false),
-      new Field("vector", new FixedSizeList(dimension, new Field("item", new Float32(), true)), false),
-    ]);
-    const table = await wrap(`creating table ${name}`, () => this.db.createEmptyTable(name, schema, { existOk: true }));
-    await wrap(`creating the full-text index of ${name}`, () =>
-      table.createIndex("text", { config: this.mod.lancedb.Index.fts({ withPosition: false }), replace: true }),
+  /** Creates the table of an index: one row per object. */
+  createIndexTable(name: string, dimension: number): Promise<void> {
+    return this.createSearchableTable(name, [["id", "utf8"], ["seq", "float64"]], dimension);
+  }
+
+  /** Creates the highlight segments table of an index: one row per segment. */
+  createSegmentTable(name: string, dimension: number): Promise<void> {
+    return this.createSearchableTable(
+      name,
+      [["id", "utf8"], ["object_id", "utf8"], ["seq", "float64"], ["field", "utf8"], ["position", "int32"], ["start_char", "int32"], ["end_char", "int32"]],
+      dimension,
     );
-    this.tables.set(name, table);
   }
 
   /** Replaces every segment of the given objects (deletes theirs, then adds the new rows). */
