@@ -97,8 +97,9 @@ export class Project {
     writeJsonAtomic(this.catalogFile, { version: 1, indexes } satisfies Catalog);
   }
 
+  /** The index's progress; a fresh empty record (never a shared one: callers change it) before the first save. */
   progress(indexId: string): IndexProgress {
-    return readJson(path.join(this.progressDir, `${indexId}.json`), EMPTY_PROGRESS);
+    return readJson<IndexProgress | null>(path.join(this.progressDir, `${indexId}.json`), null) ?? structuredClone(EMPTY_PROGRESS);
   }
 
   saveProgress(indexId: string, progress: IndexProgress): void {
