@@ -142,7 +142,9 @@ class Worker {
     const behind = progress.indexedSeq - progress.optimizedSeq;
     if (behind <= 0 || (!force && behind < OPTIMIZE_EVERY)) return;
     const target = progress.indexedSeq;
-    await (await this.ctx.store()).optimizeIndexTable(indexTableName(index.id));
+    const store = await this.ctx.store();
+    await store.optimizeIndexTable(indexTableName(index.id));
+    if (highlightsEnabled(index.configuration)) await store.optimizeIndexTable(segmentTableName(index.id));
     await this.updateProgress(index, (p) => (p.optimizedSeq = Math.max(p.optimizedSeq, target)));
     this.log(`${index.id}: optimized up to seq ${target}`);
   }
