@@ -15,8 +15,3 @@ export function newIndexId(): string {
 export function newObjectId(): string {
   return randomUUID();
 }
-
-/** Whether a string has the shape of an index id. */
-export function isIndexId(value: string): boolean {
-  return /^idx_[A-Za-z0-9_-]+$/.test(value);
-}
