@@ -4,6 +4,7 @@
  */
 import * as v from "valibot";
 import { NotFoundError, ValidationError, type ErrorIssue } from "./errors.js";
+import { fieldRule, FieldRules, pathSegments, ruleAdmits, type RuleKind } from "./fields.js";
 
 /** Field types a filterable field can be declared as (`configuration.fields.types`). */
 export const FIELD_TYPES = ["string", "int", "float", "bool", "datetime"] as const;
@@ -41,12 +42,6 @@ const CreateIndexBodySchema = v.strictObject({ configuration: ConfigurationSchem
 export type IndexConfiguration = v.InferOutput<typeof ConfigurationSchema>;
 export interface CreateIndexBody {
   configuration: IndexConfiguration;
-}
-
-/** The allow/deny pair of one field rule after normalisation: `allow: null` means every field. */
-export interface FieldRule {
-  allow: string[] | null;
-  deny: string[];
 }
 
 function describeIssue(issue: v.BaseIssue<unknown>): ErrorIssue {
@@ -99,8 +94,18 @@ function checkMeaning(config: IndexConfiguration): ErrorIssue[] {
       });
     }
   }
+  issues.push(...checkFieldRules(config));
+  const rules = new FieldRules(config);
   for (const [field, source] of Object.entries(config.fields?.segment_delimiter ?? {})) {
     const path = `configuration.fields.segment_delimiter.${field}`;
+    if (field.includes(".")) {
+      issues.push({ path, message: "highlights are cut from top-level text fields; a nested path has no segments" });
+      continue;
+    }
+    if (!rules.admits("searchable", field)) {
+      issues.push({ path, message: `"${field}" is not a searchable field, so it has no highlight segments` });
+      continue;
+    }
     let regex: RegExp;
     try {
       regex = new RegExp(source, "u");
@@ -113,21 +118,40 @@ function checkMeaning(config: IndexConfiguration): ErrorIssue[] {
   return issues;
 }
 
-/** The normalised allow/deny rule for `crawlable`, `searchable` or `filterable`. */
-export function fieldRule(config: IndexConfiguration, kind: "crawlable" | "searchable" | "filterable"): FieldRule {
-  const rule = config.fields?.[kind];
-  return { allow: rule?.allow ?? null, deny: rule?.deny ?? [] };
-}
-
-/** Whether a top-level field passes one rule: deny always wins; an omitted allow admits every field. */
-export function ruleAdmits(rule: FieldRule, field: string): boolean {
-  if (rule.deny.includes(field)) return false;
-  return rule.allow === null || rule.allow.includes(field);
-}
-
-/** Whether a field contributes to relevance: it must be both crawlable and searchable. */
-export function isSearchableField(config: IndexConfiguration, field: string): boolean {
-  return ruleAdmits(fieldRule(config, "crawlable"), field) && ruleAdmits(fieldRule(config, "searchable"), field);
+/** Field names must be well-formed paths; allow lists and types must name fields the index crawls. */
+function checkFieldRules(config: IndexConfiguration): ErrorIssue[] {
+  const issues: ErrorIssue[] = [];
+  const fields = config.fields ?? {};
+  const kinds: RuleKind[] = ["crawlable", "searchable", "filterable"];
+  for (const kind of kinds) {
+    for (const list of ["allow", "deny"] as const) {
+      (fields[kind]?.[list] ?? []).forEach((name, i) => {
+        if (pathSegments(name).length === 0) {
+          issues.push({ path: `configuration.fields.${kind}.${list}.${i}`, message: `malformed field path "${name}" (dots separate nested keys)` });
+        }
+      });
+    }
+  }
+  for (const name of [...Object.keys(fields.types ?? {}), ...Object.keys(fields.segment_delimiter ?? {})]) {
+    if (pathSegments(name).length === 0) issues.push({ path: `configuration.fields`, message: `malformed field path "${name}" (dots separate nested keys)` });
+  }
+  if (issues.length > 0) return issues;
+  const crawl = fieldRule(config, "crawlable");
+  const crawled = (name: string) => ruleAdmits(crawl, name) || (crawl.allow ?? []).some((allowed) => allowed.startsWith(`${name}.`));
+  for (const kind of ["searchable", "filterable"] as const) {
+    (fields[kind]?.allow ?? []).forEach((name, i) => {
+      if (!crawled(name)) {
+        issues.push({ path: `configuration.fields.${kind}.allow.${i}`, message: `"${name}" is not crawlable: a field must be crawlable to be ${kind}` });
+      }
+    });
+  }
+  const rules = new FieldRules(config);
+  for (const name of Object.keys(fields.types ?? {})) {
+    if (!rules.admits("filterable", name)) {
+      issues.push({ path: `configuration.fields.types.${name}`, message: `"${name}" has a type but is not filterable (check crawlable and filterable)` });
+    }
+  }
+  return issues;
 }
 
 /** Whether the index is vector-only (no lexical part). */

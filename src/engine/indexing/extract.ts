@@ -1,43 +1,24 @@
 /**
  * What an index takes from an object: the text of its searchable fields. Pure.
  *
- * Top-level fields that are both crawlable and searchable contribute, in the
- * object's own key order: strings as they are, numbers and booleans as written,
- * arrays of such values joined by newlines. Nested objects do not contribute yet.
- * The field `id` is an identifier, not text: it is searchable only when
- * `searchable.allow` names it.
+ * Every searchable scalar contributes, in the object's own key order (nested objects and lists
+ * walked in place): strings as they are, numbers and booleans as JSON writes them, one per line.
+ * The field `id` is an identifier, not text: it is searchable only when `searchable.allow` names it.
  */
-import { isSearchableField, type IndexConfiguration } from "../config.js";
+import type { IndexConfiguration } from "../config.js";
+import { FieldRules } from "../fields.js";
 import type { JsonObject } from "../types.js";
 
 /** Characters of searchable text given to the embedding model; the full text stays in the lexical index. */
 export const MAX_EMBED_CHARS = 2000;
 
-function scalarText(value: unknown): string | null {
-  if (typeof value === "string") return value;
-  if (typeof value === "number" || typeof value === "boolean") return String(value);
-  return null;
-}
-
-function fieldText(value: unknown): string | null {
-  if (Array.isArray(value)) {
-    const parts = value.map(scalarText).filter((part): part is string => part !== null && part !== "");
-    return parts.length > 0 ? parts.join("\n") : null;
-  }
-  return scalarText(value);
-}
-
-/** The searchable text of an object, fields separated by newlines. */
+/** The searchable text of an object, one scalar value per line. */
 export function searchableText(object: JsonObject, config: IndexConfiguration): string {
-  const idAllowed = config.fields?.searchable?.allow?.includes("id") === true;
-  const parts: string[] = [];
-  for (const [field, value] of Object.entries(object)) {
-    if (field === "id" && !idAllowed) continue;
-    if (!isSearchableField(config, field)) continue;
-    const text = fieldText(value);
-    if (text !== null && text.trim() !== "") parts.push(text);
-  }
-  return parts.join("\n");
+  return new FieldRules(config)
+    .scalars("searchable", object)
+    .map(({ value }) => String(value))
+    .filter((text) => text.trim() !== "")
+    .join("\n");
 }
 
 /** The part of the searchable text that is embedded: cut at a word boundary near MAX_EMBED_CHARS. */
@@ -58,9 +39,9 @@ export interface SegmentableField {
  * Lists and nested objects still count for whole-object search but are not segmented.
  */
 export function segmentableFields(object: JsonObject, config: IndexConfiguration): SegmentableField[] {
-  const idAllowed = config.fields?.searchable?.allow?.includes("id") === true;
+  const rules = new FieldRules(config);
   return Object.entries(object)
-    .filter(([field, value]) => typeof value === "string" && (field !== "id" || idAllowed) && isSearchableField(config, field))
+    .filter(([field, value]) => typeof value === "string" && rules.admits("searchable", field))
     .map(([field, value]) => ({ field, text: value as string }));
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fieldRule, isSearchableField, parseCreateIndexBody, ruleAdmits } from "../../../src/engine/config.js";
+import { parseCreateIndexBody } from "../../../src/engine/config.js";
 import { NotFoundError, ValidationError } from "../../../src/engine/errors.js";
 
 const text = { configuration: { index_type: { name: "text" } } };
@@ -61,20 +61,31 @@ describe("parseCreateIndexBody", () => {
   });
 });
 
-describe("field rules", () => {
-  it("an omitted allow admits every field; deny always wins", () => {
-    expect(ruleAdmits({ allow: null, deny: [] }, "anything")).toBe(true);
-    expect(ruleAdmits({ allow: null, deny: ["x"] }, "x")).toBe(false);
-    expect(ruleAdmits({ allow: ["x"], deny: ["x"] }, "x")).toBe(false);
-    expect(ruleAdmits({ allow: ["x"], deny: [] }, "y")).toBe(false);
+describe("field rule checks at creation", () => {
+  const withFields = (fields: object) => ({ configuration: { ...text.configuration, fields } });
+
+  it.each([
+    [{ searchable: { allow: ["a..b"] } }, "configuration.fields.searchable.allow.0", 'malformed field path "a..b"'],
+    [{ crawlable: { deny: [".x"] } }, "configuration.fields.crawlable.deny.0", "malformed field path"],
+    [{ crawlable: { allow: ["title"] }, searchable: { allow: ["title", "body"] } }, "configuration.fields.searchable.allow.1", '"body" is not crawlable'],
+    [{ crawlable: { deny: ["price"] }, filterable: { allow: ["price"] } }, "configuration.fields.filterable.allow.0", '"price" is not crawlable'],
+    [{ filterable: { allow: ["price"] }, types: { rating: "int" } }, "configuration.fields.types.rating", '"rating" has a type but is not filterable'],
+    [{ filterable: { deny: ["price"] }, types: { price: "float" } }, "configuration.fields.types.price", "not filterable"],
+    [{ searchable: { allow: ["title"] }, segment_delimiter: { body: "\\n" } }, "configuration.fields.segment_delimiter.body", "not a searchable field"],
+    [{ segment_delimiter: { "meta.body": "\\n" } }, "configuration.fields.segment_delimiter.meta.body", "top-level"],
+  ])("rejects %j at %s", (fields, path, message) => {
+    const issues = issuesOf(withFields(fields));
+    expect(issues[0]?.path).toBe(path);
+    expect(issues[0]?.message).toContain(message);
   });
 
-  it("a searchable field must also be crawlable", () => {
-    const config = parseCreateIndexBody({
-      configuration: { ...text.configuration, fields: { crawlable: { deny: ["body"] }, searchable: { allow: ["title", "body"] } } },
-    }).configuration;
-    expect(isSearchableField(config, "title")).toBe(true);
-    expect(isSearchableField(config, "body")).toBe(false);
-    expect(fieldRule(config, "filterable")).toEqual({ allow: null, deny: [] });
+  it.each([
+    // a nested allow entry below a crawlable parent, and a parent of a crawlable nested entry
+    { crawlable: { allow: ["maker"] }, searchable: { allow: ["maker.name"] } },
+    { crawlable: { allow: ["maker.name"] }, searchable: { allow: ["maker"] } },
+    // types for fields admitted by an omitted filterable allow, nested ones included
+    { types: { price: "float", "maker.founded": "int" } },
+  ])("accepts %j", (fields) => {
+    expect(() => parseCreateIndexBody(withFields(fields))).not.toThrow();
   });
 });
