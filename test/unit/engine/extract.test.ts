@@ -7,12 +7,14 @@ const config = (fields?: object) =>
 
 describe("searchableText", () => {
   const object = { id: "x1", title: "Title", body: "Body text", tags: ["a", "b", 3], year: 2020, nested: { a: "no" }, empty: " " };
-  it("joins every scalar and list field except id and nested objects", () => {
-    expect(searchableText(object, config())).toBe("Title\nBody text\na\nb\n3\n2020");
+  it("joins every scalar, list and nested field except id, one value per line", () => {
+    expect(searchableText(object, config())).toBe("Title\nBody text\na\nb\n3\n2020\nno");
   });
   it("follows searchable.allow and deny, and crawlable", () => {
     expect(searchableText(object, config({ searchable: { allow: ["body", "title"] } }))).toBe("Title\nBody text");
-    expect(searchableText(object, config({ searchable: { deny: ["tags", "year"] } }))).toBe("Title\nBody text");
+    expect(searchableText(object, config({ searchable: { deny: ["tags", "year"] } }))).toBe("Title\nBody text\nno");
+    expect(searchableText(object, config({ searchable: { deny: ["tags", "year", "nested.a"] } }))).toBe("Title\nBody text");
+    expect(searchableText(object, config({ searchable: { allow: ["nested.a"] } }))).toBe("no");
     expect(searchableText(object, config({ crawlable: { allow: ["body"] } }))).toBe("Body text");
   });
   it("includes id only when searchable.allow names it", () => {
