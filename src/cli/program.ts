@@ -102,6 +102,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--offset <n>", "results to skip", integerArg)
     .option("--page <n>", "page number (offset = limit × (page − 1))", integerArg)
     .option("--object-fields <fields>", "object fields to return: * or a,b (JSON default: id)")
+    .option("--filter <filter>", 'only objects matching a filter, e.g. \'price:<20 AND in_stock:true\'')
     .option("--result-fields <fields>", "extra result fields: highlights")
     .addOption(new Option("--results-fields <fields>").hideHelp())
     .addOption(new Option("--mode <mode>", "rank with one part only, for diagnosis").choices(["hybrid", "lexical", "vector"]))

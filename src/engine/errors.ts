@@ -8,6 +8,8 @@ export interface ErrorIssue {
   /** Where the problem is: a config path (`configuration.fields.types.price`), `file:line`, or a flag. */
   path: string;
   message: string;
+  /** For a filter: the 1-based column of the filter text where the problem starts. */
+  column?: number;
 }
 
 export interface SemsearchErrorOptions {

@@ -1,5 +1,5 @@
 /** `semsearch search <index> <query>`. */
-import { UsageError, DEFAULT_LIMIT } from "../../engine/index.js";
+import { UsageError, DEFAULT_LIMIT, ValidationError } from "../../engine/index.js";
 import { withEngine, type GlobalOptions } from "../options.js";
 import { printResult } from "../output.js";
 import { searchResponse } from "../render/json.js";
@@ -13,6 +13,15 @@ export interface SearchOptions extends GlobalOptions {
   resultFields?: string;
   resultsFields?: string;
   mode?: string;
+  filter?: string;
+}
+
+/** A filter error with the filter shown and a caret under the column it points at. */
+function withCaret(error: unknown, filter: string | undefined): unknown {
+  const column = error instanceof ValidationError ? error.issues?.[0]?.column : undefined;
+  if (!(error instanceof ValidationError) || column === undefined || filter === undefined || filter.includes("\n")) return error;
+  const caret = `  ${filter}\n  ${" ".repeat(column - 1)}^`;
+  return new ValidationError(error.code, error.message, { issues: error.issues, hint: error.hint ? `${caret}\n${error.hint}` : caret });
 }
 
 /** --page N is sugar for offset = limit × (N − 1). */
@@ -27,7 +36,8 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
   const offset = resolveOffset(options);
   const query = queryWords.join(" ");
   await withEngine(options, async (engine) => {
-    const page = await engine.search(indexId, {
+    const page = await engine
+      .search(indexId, {
       query,
       limit: options.limit,
       offset,
@@ -35,7 +45,11 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
       objectFields: options.objectFields,
       resultFields: options.resultFields ?? options.resultsFields,
       mode: options.mode,
-    });
+      filter: options.filter,
+    })
+      .catch((error: unknown) => {
+        throw withCaret(error, options.filter);
+      });
     const extra = options.objectFields === undefined || options.objectFields === "*" ? [] : options.objectFields.split(",").map((f) => f.trim()).filter((f) => f && f !== "id");
     printResult(options, searchResponse(page), () => renderSearchTable(page, offset ?? 0, extra, query));
   });

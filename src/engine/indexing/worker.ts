@@ -12,7 +12,9 @@ import { createEmbeddingPool, type EmbeddingPool } from "../embedding/pool.js";
 import type { EngineContext } from "../context.js";
 import { tryLock, type Release } from "../lock.js";
 import { indexTableName, segmentTableName, type IndexProgress } from "../project.js";
-import type { IndexRow, ObjectRow, SegmentRow } from "../store/lancedb.js";
+import { storageType, storedValue } from "../field-types.js";
+import { filterColumn, filterColumnPath, filterValues, MAX_FILTER_COLUMNS, namedFilterFields, fieldType } from "../filter-fields.js";
+import type { FilterColumnType, FilterRecord, IndexRow, LanceStore, ObjectRow, SegmentRow } from "../store/lancedb.js";
 import type { IndexRecord, JsonObject } from "../types.js";
 import { embeddableText, highlightsEnabled, searchableText, segmentableFields, segmentDelimiter } from "./extract.js";
 import { segmentText } from "./segment.js";
@@ -46,6 +48,7 @@ function objectSegments(row: ObjectRow, object: JsonObject, index: IndexRecord):
 
 class Worker {
   private readonly pools = new Map<string, EmbeddingPool>();
+  private readonly capped = new Set<string>();
 
   constructor(
     private readonly ctx: EngineContext,
@@ -86,36 +89,103 @@ class Worker {
     if (!(await this.updateProgress(index, (p) => (p.processingSeq = lastSeq)))) return false;
 
     const objects = batch.map((row) => JSON.parse(row.body) as JsonObject);
-    const texts = objects.map((object) => searchableText(object, index.configuration));
-    const segments = highlightsEnabled(index.configuration) ? batch.flatMap((row, i) => objectSegments(row, objects[i] as JsonObject, index)) : [];
+    // Filter values first: an object with a value its declared type cannot read is an error, not indexed.
+    const named = namedFilterFields(index.configuration);
+    const filters = new Map<string, FilterRecord>();
+    const errors = new Map<string, string>();
+    const columns = new Map<string, FilterColumnType>(named.map((field) => [filterColumn(field.path), storageType(field.type)]));
+    batch.forEach((row, i) => {
+      const read = filterValues(objects[i] as JsonObject, row.id, index.configuration, named);
+      if (read.errors.length > 0) {
+        errors.set(row.id, read.errors.join("; "));
+        return;
+      }
+      const record: FilterRecord = {};
+      for (const [path, value] of read.values) {
+        if (value === null) continue;
+        const column = filterColumn(path);
+        record[column] = storedValue(value);
+        if (!columns.has(column)) columns.set(column, storageType(fieldType(index.configuration, path)));
+      }
+      filters.set(row.id, record);
+    });
+    const indexable = batch.map((row, i) => ({ row, object: objects[i] as JsonObject })).filter(({ row }) => !errors.has(row.id));
+
+    const texts = indexable.map(({ object }) => searchableText(object, index.configuration));
+    const segments = highlightsEnabled(index.configuration) ? indexable.flatMap(({ row, object }) => objectSegments(row, object, index)) : [];
     const vectors = await this.pool(index.model).embed([...texts.map(embeddableText), ...segments.map((segment) => segment.text)]);
-    const rows: IndexRow[] = batch.map((row, i) => ({
+    const rows: IndexRow[] = indexable.map(({ row }, i) => ({
       id: row.id,
       seq: row.seq,
       text: texts[i] as string,
       vector: vectors[i] as Float32Array,
+      filters: filters.get(row.id),
     }));
-    const segmentRows: SegmentRow[] = segments.map((segment, i) => ({ ...segment, vector: vectors[texts.length + i] as Float32Array }));
+    const segmentRows: SegmentRow[] = segments.map((segment, i) => ({
+      ...segment,
+      vector: vectors[texts.length + i] as Float32Array,
+      filters: filters.get(segment.object_id),
+    }));
 
     await this.ctx.project.locked(async () => {
       const { project } = this.ctx;
       if (!project.indexes().some((candidate) => candidate.id === index.id)) return;
       // Objects replaced or deleted while this batch was embedded are skipped: their newer
       // version has a higher seq and is picked up by a later batch, a deletion already removed its rows.
-      const current = await store.getObjects(rows.map((row) => row.id));
-      const live = rows.filter((row) => current.get(row.id)?.seq === row.seq);
+      const current = await store.getObjects(batch.map((row) => row.id));
+      const isLive = (id: string, seq: number) => current.get(id)?.seq === seq;
+      const live = rows.filter((row) => isLive(row.id, row.seq));
+      const failed = batch.filter((row) => errors.has(row.id) && isLive(row.id, row.seq)).map((row) => row.id);
+      const highlights = highlightsEnabled(index.configuration);
+      await this.ensureColumns(store, index, columns);
       await store.upsertIndexRows(indexTableName(index.id), live);
-      if (highlightsEnabled(index.configuration)) {
+      // A failed object's earlier version must not stay searchable.
+      await store.deleteIndexRows(indexTableName(index.id), failed);
+      if (highlights) {
         const liveIds = new Set(live.map((row) => row.id));
-        await store.replaceSegments(segmentTableName(index.id), [...liveIds], segmentRows.filter((row) => liveIds.has(row.object_id)));
+        await store.replaceSegments(segmentTableName(index.id), [...liveIds, ...failed], segmentRows.filter((row) => liveIds.has(row.object_id)));
       }
       const saved = project.progress(index.id);
+      for (const row of live) delete saved.errors[row.id];
+      for (const id of failed) saved.errors[id] = { seq: (current.get(id) as ObjectRow).seq, message: errors.get(id) as string };
       saved.indexedSeq = Math.max(saved.indexedSeq, lastSeq);
       saved.processingSeq = null;
       project.saveProgress(index.id, saved);
     });
     this.log(`${index.id}: indexed ${batch.length} objects up to seq ${lastSeq}`);
     return true;
+  }
+
+  /**
+   * Adds the filter columns a batch needs to the index table (and its segments table). Columns
+   * found on their own stop at MAX_FILTER_COLUMNS; named fields always get theirs.
+   */
+  private async ensureColumns(store: LanceStore, index: IndexRecord, wanted: Map<string, FilterColumnType>): Promise<void> {
+    const table = indexTableName(index.id);
+    const present = await store.filterColumns(table);
+    const named = new Set(namedFilterFields(index.configuration).map((field) => filterColumn(field.path)));
+    let room = MAX_FILTER_COLUMNS - present.size;
+    const add = new Map<string, FilterColumnType>();
+    for (const [column, type] of wanted) {
+      if (present.has(column)) continue;
+      if (named.has(column) || room > 0) {
+        add.set(column, type);
+        room--;
+      } else if (!this.capped.has(index.id)) {
+        this.capped.add(index.id);
+        this.log(`${index.id}: more than ${MAX_FILTER_COLUMNS} filterable fields; further fields are not filterable`);
+      }
+    }
+    if (add.size > 0) await store.ensureFilterColumns(table, add);
+    if (highlightsEnabled(index.configuration)) {
+      // The segments table gets every column of the index table, so one filter clause fits both.
+      const all = new Map<string, FilterColumnType>();
+      for (const column of add.size > 0 ? await store.filterColumns(table) : present) {
+        const path = filterColumnPath(column);
+        if (path !== null) all.set(column, storageType(fieldType(index.configuration, path)));
+      }
+      await store.ensureFilterColumns(segmentTableName(index.id), all);
+    }
   }
 
   /**

@@ -8,3 +8,8 @@ export const MAX_LIMIT = 1000;
 export const MAX_RESULTS = 10_000;
 /** Size of the first vector result set (spec §4.3 rule 6). */
 export const VECTOR_CANDIDATES = 250;
+/**
+ * A filter leaving at most this many objects is a "small exact set" (spec §4.3 rule 9): every one
+ * of them is ranked, and the total is exact.
+ */
+export const SMALL_FILTERED_SET = 1000;

@@ -1,7 +1,7 @@
 /** Ranking the rows of one table (objects or highlight segments) for a query, in each mode. */
 import type { LanceStore } from "../store/lancedb.js";
 import { compareRanked, fuseWeighted, LEXICAL_RESCORE_DEPTH, type ScoredId } from "./fuse.js";
-import { MAX_RESULTS, VECTOR_CANDIDATES } from "./limits.js";
+import { MAX_RESULTS, SMALL_FILTERED_SET, VECTOR_CANDIDATES } from "./limits.js";
 import { hybridTotal, neuralTotal, neuralWindow, type TotalEstimate } from "./paginate.js";
 import type { SearchMode } from "./request.js";
 
@@ -18,12 +18,16 @@ export interface RankQuery {
   /** neural-only paging: the window depends on the page */
   offset: number;
   limit: number;
+  /** a compiled filter: only rows it matches are ranked */
+  where?: string;
+  /** rows the filter leaves, when a filter is given */
+  filtered?: number;
 }
 
 async function rankHybrid(store: LanceStore, table: string, q: RankQuery, lexicalLimit: number, rescoreDepth: number): Promise<Ranking> {
   const [vectorHits, lexicalHits] = await Promise.all([
-    store.vectorSearch(table, q.vector, VECTOR_CANDIDATES),
-    store.textSearch(table, q.text, lexicalLimit),
+    store.vectorSearch(table, q.vector, vectorCandidates(q), q.where),
+    store.textSearch(table, q.text, lexicalLimit, q.where),
   ]);
   // Exact cosine for the top lexical matches that are not among the nearest, so the vector part
   // scores every strong candidate (see fuse.ts for the measurements behind this).
@@ -38,17 +42,33 @@ async function rankHybrid(store: LanceStore, table: string, q: RankQuery, lexica
 }
 
 /**
+ * How many nearest neighbours the vector part takes: VECTOR_CANDIDATES (rule 6), or every row a
+ * filter leaves when that is a small set (rule 9), so the ranking covers the whole set.
+ */
+function vectorCandidates(q: RankQuery): number {
+  return q.filtered !== undefined && q.filtered <= SMALL_FILTERED_SET ? Math.max(q.filtered, 1) : VECTOR_CANDIDATES;
+}
+
+/**
  * Ranks a table's rows.
  * @param depth how many rows are wanted at most (objects: MAX_RESULTS; highlight segments: MAX_HIGHLIGHTS)
  */
 export async function rankRows(store: LanceStore, table: string, q: RankQuery, depth = MAX_RESULTS): Promise<Ranking> {
+  const ranking = await rankUnfiltered(store, table, q, depth);
+  // A ranking that holds every row the filter leaves knows the exact total (rule 9).
+  if (q.filtered !== undefined && ranking.ranked.length === q.filtered) return { ...ranking, estimate: { total: q.filtered, exact: true } };
+  return ranking;
+}
+
+async function rankUnfiltered(store: LanceStore, table: string, q: RankQuery, depth: number): Promise<Ranking> {
   if (q.mode === "lexical") {
-    const ranked = (await store.textSearch(table, q.text, depth)).sort(compareRanked);
+    const ranked = (await store.textSearch(table, q.text, depth, q.where)).sort(compareRanked);
     return { ranked, estimate: { total: ranked.length, exact: ranked.length < depth } };
   }
   if (q.mode === "vector") {
-    const want = depth < MAX_RESULTS ? depth : neuralWindow(q.offset, q.limit);
-    const ranked = (await store.vectorSearch(table, q.vector, want)).sort(compareRanked);
+    const window = depth < MAX_RESULTS ? depth : neuralWindow(q.offset, q.limit);
+    const want = Math.max(window, depth < MAX_RESULTS ? 0 : Math.min(vectorCandidates(q), MAX_RESULTS));
+    const ranked = (await store.vectorSearch(table, q.vector, want, q.where)).sort(compareRanked);
     return { ranked, estimate: neuralTotal(q.offset, q.limit, want, ranked.length) };
   }
   // Highlight segments need only the top `depth`: their lexical part and rescoring stop there too.

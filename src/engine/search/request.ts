@@ -1,5 +1,6 @@
 /** Validation of search parameters (spec §4.2). Pure. */
 import { ValidationError } from "../errors.js";
+import { parseFilter, type FilterNode } from "./filter-syntax.js";
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULTS } from "./limits.js";
 
 /** Search parameters as a caller gives them (CLI flags or HTTP query parameters). */
@@ -20,6 +21,8 @@ export interface SearchParams {
   mode?: string;
   /** Weight of the vector part in hybrid fusion, 0..1 (default DEFAULT_VECTOR_WEIGHT); for evaluation and tuning. */
   vectorWeight?: number;
+  /** A filter in the filter language (search/filter-syntax.ts); empty filters nothing out. */
+  filter?: string;
 }
 
 export const SEARCH_MODES = ["hybrid", "lexical", "vector"] as const;
@@ -35,6 +38,8 @@ export interface SearchRequest {
   /** null: the index's own mode. */
   mode: SearchMode | null;
   vectorWeight: number | null;
+  /** null: no filter. */
+  filter: FilterNode | null;
 }
 
 export const RESULT_FIELDS = ["highlights"] as const;
@@ -91,6 +96,7 @@ export function parseSearchParams(params: SearchParams): SearchRequest {
     highlights: resultFields.includes("highlights"),
     mode: (params.mode as SearchMode | undefined) ?? null,
     vectorWeight: weight ?? null,
+    filter: params.filter === undefined ? null : parseFilter(params.filter),
   };
 }
 

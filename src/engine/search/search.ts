@@ -3,6 +3,8 @@ import type { EngineContext } from "../context.js";
 import { isNeuralOnly } from "../config.js";
 import { loadModel } from "../embedding/registry.js";
 import { ValidationError } from "../errors.js";
+import { FieldRules } from "../fields.js";
+import { fieldResolver } from "../filter-fields.js";
 import { findIndex } from "../indexes.js";
 import { highlightsEnabled } from "../indexing/extract.js";
 import { indexTableName, segmentTableName } from "../project.js";
@@ -18,6 +20,7 @@ import {
   toTextHighlight,
   type SegmentHit,
 } from "./highlights.js";
+import { compileFilter } from "./filters.js";
 import { paginate } from "./paginate.js";
 import { rankRows, type RankQuery } from "./rank.js";
 import { parseSearchParams, projectObject, type SearchMode, type SearchParams } from "./request.js";
@@ -34,7 +37,8 @@ function searchMode(index: IndexRecord, asked: SearchMode | null): SearchMode {
 /** The most relevant highlight segments (rule 1), grouped by object. */
 async function bestSegments(store: LanceStore, index: IndexRecord, q: RankQuery): Promise<Map<string, SegmentHit[]>> {
   const table = segmentTableName(index.id);
-  const ranked = relevantSegments((await rankRows(store, table, q, MAX_HIGHLIGHTS)).ranked);
+  // The filter's row count is of objects, not segments: segments rank without it.
+  const ranked = relevantSegments((await rankRows(store, table, { ...q, filtered: undefined }, MAX_HIGHLIGHTS)).ranked);
   const info = await store.segmentInfo(table, ranked.map((hit) => hit.id));
   const hits: SegmentHit[] = [];
   for (const { id, score } of ranked) {
@@ -66,9 +70,11 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
   const queryVector = loadModel(index.model).then((model) => model.embedTexts([request.query]));
   queryVector.catch(() => {});
   const store = await ctx.store();
-  if ((await store.countRows(table)) === 0) {
-    return { hits: [], pagination: paginate(request.offset, request.limit, 0, { total: 0, exact: true }) };
-  }
+  const empty = { hits: [], pagination: paginate(request.offset, request.limit, 0, { total: 0, exact: true }) };
+  // The filter is checked against the index even when nothing is indexed yet, so its errors do not depend on timing.
+  const where = request.filter ? compileFilter(request.filter, fieldResolver(index.configuration, await store.filterColumns(table))) : undefined;
+  const filtered = where === undefined ? undefined : await store.countRows(table, where);
+  if (filtered === 0 || (await store.countRows(table)) === 0) return empty;
   const [vector] = await queryVector;
   const q: RankQuery = {
     mode,
@@ -77,6 +83,8 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
     vectorWeight: request.vectorWeight ?? DEFAULT_VECTOR_WEIGHT,
     offset: request.offset,
     limit: request.limit,
+    where,
+    filtered,
   };
   const { ranked: regular, estimate } = await rankRows(store, table, q);
   const segments = request.highlights && highlightsEnabled(index.configuration) ? await bestSegments(store, index, q) : null;
@@ -86,11 +94,12 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
   const ids = page.map((hit) => hit.id);
   const [objects, texts] = await Promise.all([store.getObjects(ids), store.texts(table, ids)]);
   const hits: SearchHit[] = [];
+  const rules = new FieldRules(index.configuration);
   for (const { id, score } of page) {
     const row = objects.get(id);
     if (!row) continue; // deleted between ranking and fetching
     const object = JSON.parse(row.body) as JsonObject;
-    const hit: SearchHit = { id, score, object: projectObject(id, object, request.objectFields), text: texts.get(id) ?? "" };
+    const hit: SearchHit = { id, score, object: projectObject(id, rules.crawled(object), request.objectFields), text: texts.get(id) ?? "" };
     if (request.highlights) hit.highlights = highlightsOf(object, segments?.get(id));
     hits.push(hit);
   }

@@ -31,12 +31,27 @@ export interface ObjectRow {
   updated_at: string;
 }
 
+/** Values of filter columns (`f_…`) by column name; a column left out is null. */
+export type FilterRecord = Record<string, string | number | null>;
+
 export interface IndexRow {
   id: string;
   seq: number;
   text: string;
   vector: Float32Array;
+  filters?: FilterRecord;
 }
+
+/**
+ * Storage types of filter columns. Booleans are stored as 1/0 doubles: apache-arrow 18 writes an
+ * all-null boolean column with no validity bitmap, which LanceDB rejects.
+ */
+export type FilterColumnType = "string" | "double";
+
+/** Distinct values up to which a filter column gets a bitmap index rather than a B-tree. */
+export const BITMAP_MAX_DISTINCT = 1000;
+/** Rows read to count a text column's distinct values. */
+const CARDINALITY_SAMPLE = 200_000;
 
 /** One highlight segment of one field of one object. `id` is the JSON text of `[object id, field, position]`. */
 export interface SegmentRow {
@@ -49,9 +64,12 @@ export interface SegmentRow {
   end_char: number;
   text: string;
   vector: Float32Array;
+  filters?: FilterRecord;
 }
 
-export type SegmentInfo = Omit<SegmentRow, "vector" | "text" | "seq">;
+export type SegmentInfo = Omit<SegmentRow, "vector" | "text" | "seq" | "filters">;
+
+const FILTER_COLUMN = /^f_[0-9a-f]+$/;
 
 export interface ScoredRow {
   id: string;
@@ -91,6 +109,13 @@ function toObjectRow(row: Record<string, unknown>): ObjectRow {
     created_at: String(row.created_at),
     updated_at: String(row.updated_at),
   };
+}
+
+/** A row's filter values for every filter column of its table (null where it has none). */
+function filterRecord(columns: ReadonlySet<string>, filters: FilterRecord | undefined): FilterRecord {
+  const out: FilterRecord = {};
+  for (const column of columns) out[column] = filters?.[column] ?? null;
+  return out;
 }
 
 export class LanceStore {
@@ -246,7 +271,8 @@ export class LanceStore {
     await this.deleteSegmentsOf(name, objectIds);
     if (rows.length === 0) return;
     const table = await this.table(name);
-    const records = rows.map((row) => ({ ...row, vector: Array.from(row.vector) }));
+    const columns = await this.filterColumns(name);
+    const records = rows.map(({ filters, ...row }) => ({ ...row, vector: Array.from(row.vector), ...filterRecord(columns, filters) }));
     await wrap(`writing segments of ${name}`, async () => {
       await table.add(records);
     });
@@ -291,7 +317,14 @@ export class LanceStore {
   async upsertIndexRows(name: string, rows: readonly IndexRow[]): Promise<void> {
     if (rows.length === 0) return;
     const table = await this.table(name);
-    const records = rows.map((row) => ({ id: row.id, seq: row.seq, text: row.text, vector: Array.from(row.vector) }));
+    const columns = await this.filterColumns(name);
+    const records = rows.map((row) => ({
+      id: row.id,
+      seq: row.seq,
+      text: row.text,
+      vector: Array.from(row.vector),
+      ...filterRecord(columns, row.filters),
+    }));
     await wrap(`writing rows of ${name}`, async () => {
       await table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(records);
     });
@@ -303,9 +336,29 @@ export class LanceStore {
     for (const part of chunks(ids, ID_CHUNK)) await wrap(`deleting rows of ${name}`, () => table.delete(sqlIn("id", part)));
   }
 
-  async countRows(name: string): Promise<number> {
+  /** Rows of a table, or those matching a `where` clause. */
+  async countRows(name: string, where?: string): Promise<number> {
     const table = await this.table(name);
-    return wrap(`counting rows of ${name}`, () => table.countRows());
+    return wrap(`counting rows of ${name}`, () => table.countRows(where));
+  }
+
+  /** The filter columns (`f_…`) a table has. */
+  async filterColumns(name: string): Promise<Set<string>> {
+    const table = await this.table(name);
+    const schema = await wrap(`reading the schema of ${name}`, () => table.schema());
+    return new Set(schema.fields.map((field) => field.name).filter((column) => FILTER_COLUMN.test(column)));
+  }
+
+  /** Adds the filter columns a table lacks (nullable, null in existing rows). */
+  async ensureFilterColumns(name: string, columns: ReadonlyMap<string, FilterColumnType>): Promise<void> {
+    const present = await this.filterColumns(name);
+    const missing = [...columns].filter(([column]) => !present.has(column));
+    if (missing.length === 0) return;
+    for (const [column] of missing) if (!FILTER_COLUMN.test(column)) throw new InternalError("BAD_COLUMN", `not a filter column: ${column}`);
+    const table = await this.table(name);
+    await wrap(`adding filter columns to ${name}`, async () => {
+      await table.addColumns(missing.map(([column, type]) => ({ name: column, valueSql: `CAST(NULL AS ${type})` })));
+    });
   }
 
   /** Which of `ids` have a row in the index table. */
@@ -333,16 +386,12 @@ export class LanceStore {
   }
 
   /** Nearest rows by cosine similarity (score = 1 - cosine distance), best first. */
-  async vectorSearch(name: string, vector: Float32Array, limit: number): Promise<ScoredRow[]> {
+  async vectorSearch(name: string, vector: Float32Array, limit: number, where?: string): Promise<ScoredRow[]> {
     const table = await this.table(name);
-    const rows = await wrap(`vector search in ${name}`, () =>
-      table
-        .vectorSearch(Array.from(vector))
-        .distanceType("cosine")
-        .select(["id", "_distance"])
-        .limit(limit)
-        .toArray(),
-    );
+    const rows = await wrap(`vector search in ${name}`, () => {
+      const query = table.vectorSearch(Array.from(vector)).distanceType("cosine");
+      return (where ? query.where(where) : query).select(["id", "_distance"]).limit(limit).toArray();
+    });
     return rows.map((row) => ({ id: String(row.id), score: 1 - Number(row._distance) }));
   }
 
@@ -373,12 +422,13 @@ export class LanceStore {
   }
 
   /** BM25 matches of a query over the `text` column, best first. */
-  async textSearch(name: string, query: string, limit: number): Promise<ScoredRow[]> {
+  async textSearch(name: string, query: string, limit: number, where?: string): Promise<ScoredRow[]> {
     if (query.trim() === "") return [];
     const table = await this.table(name);
-    const rows = await wrap(`full-text search in ${name}`, () =>
-      table.query().fullTextSearch(query, { columns: "text" }).select(["id", "_score"]).limit(limit).toArray(),
-    );
+    const rows = await wrap(`full-text search in ${name}`, () => {
+      const search = table.query().fullTextSearch(query, { columns: "text" });
+      return (where ? search.where(where) : search).select(["id", "_score"]).limit(limit).toArray();
+    });
     return rows.map((row) => ({ id: String(row.id), score: Number(row._score) }));
   }
 
@@ -396,8 +446,41 @@ export class LanceStore {
           config: this.mod.lancedb.Index.ivfPq({ distanceType: "cosine", numPartitions: Math.round(Math.sqrt(rows)) }),
         });
       }
+      // Filter columns: bitmaps suit text with few distinct values (categories), B-trees the rest;
+      // this LanceDB builds bitmaps on text only. A bitmap column that outgrows it becomes a B-tree.
+      const { btree, bitmap } = this.mod.lancedb.Index;
+      for (const field of (await table.schema()).fields) {
+        const column = field.name;
+        const existing = indices.find((index) => index.columns.includes(column))?.indexType;
+        if (!FILTER_COLUMN.test(column) || (existing !== undefined && existing !== "Bitmap")) continue;
+        if (!this.mod.arrow.DataType.isUtf8(field.type)) {
+          await table.createIndex(column, { config: btree() });
+        } else if (await this.distinctAtMost(table, column, BITMAP_MAX_DISTINCT)) {
+          if (existing === undefined) await table.createIndex(column, { config: bitmap() });
+        } else {
+          await table.createIndex(column, { config: btree(), replace: true });
+        }
+      }
       await table.optimize({ cleanupOlderThan: new Date(Date.now() - 60_000) });
     });
+  }
+
+  /** Whether a column has at most `max` distinct values among (a sample of) its rows. */
+  private async distinctAtMost(table: Table, column: string, max: number): Promise<boolean> {
+    const rows = await table.query().select([column]).limit(CARDINALITY_SAMPLE).toArray();
+    const seen = new Set<unknown>();
+    for (const row of rows) {
+      seen.add(row[column]);
+      if (seen.size > max) return false;
+    }
+    return true;
+  }
+
+  /** The scalar index type of each indexed filter column (for status and benchmarks). */
+  async filterIndexes(name: string): Promise<Map<string, string>> {
+    const table = await this.table(name);
+    const indices = await wrap(`listing the indexes of ${name}`, () => table.listIndices());
+    return new Map(indices.filter((index) => FILTER_COLUMN.test(index.columns[0] ?? "")).map((index) => [index.columns[0] as string, index.indexType]));
   }
 
   close(): void {

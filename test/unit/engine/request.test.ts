@@ -12,7 +12,13 @@ describe("parseSearchParams", () => {
       highlights: false,
       mode: null,
       vectorWeight: null,
+      filter: null,
     });
+  });
+  it("parses the filter, and refuses a malformed one before any search", () => {
+    expect(parseSearchParams({ query: "q", filter: "price:>1" }).filter).toMatchObject({ kind: "compare", op: ">" });
+    expect(parseSearchParams({ query: "q", filter: " " }).filter).toBeNull();
+    expect(() => parseSearchParams({ query: "q", filter: "price:" })).toThrow(/Invalid filter at column 7/);
   });
   it("* asks for every field; lists are trimmed", () => {
     expect(parseSearchParams({ query: "q", objectFields: "*" }).objectFields).toBeNull();

@@ -1,0 +1,79 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { parseCreateIndexBody } from "../../../src/engine/config.js";
+import { fieldResolver, filterColumn, filterColumnPath, filterValues, namedFilterFields } from "../../../src/engine/filter-fields.js";
+
+const config = (fields: object = {}) => parseCreateIndexBody({ configuration: { index_type: { name: "text" }, fields } }).configuration;
+
+const product = { id: "p1", title: "Shoes", price: "89.90", in_stock: true, tags: ["a"], maker: { country: "UK", founded: 1990 }, note: null };
+
+describe("filter columns", () => {
+  it("derives a safe column name from any path, and back", () => {
+    expect(filterColumn("price")).toBe("f_7072696365");
+    fc.assert(
+      fc.property(fc.string({ unit: "grapheme", minLength: 1 }), (path) => {
+        const column = filterColumn(path);
+        expect(column).toMatch(/^f_[0-9a-f]+$/);
+        expect(filterColumnPath(column)).toBe(path);
+      }),
+    );
+    expect(filterColumnPath("vector")).toBeNull();
+    expect(filterColumnPath("f_7")).toBeNull();
+  });
+});
+
+describe("filterValues", () => {
+  it("reads named fields as their declared types, nested ones included", () => {
+    const c = config({ filterable: { allow: ["price", "in_stock", "maker.country", "maker.founded", "missing"] }, types: { price: "float", in_stock: "bool", "maker.founded": "int" } });
+    const read = filterValues(product, "p1", c, namedFilterFields(c));
+    expect(read.errors).toEqual([]);
+    expect(Object.fromEntries(read.values)).toEqual({ price: 89.9, in_stock: true, "maker.country": "UK", "maker.founded": 1990, missing: null });
+  });
+
+  it("reports every declared field whose value cannot be read, by name", () => {
+    const c = config({ types: { price: "int", tags: "string", title: "datetime" } });
+    const read = filterValues(product, "p1", c, namedFilterFields(c));
+    expect(read.errors).toEqual([
+      'field "price": expected an int, got "89.90"',
+      'field "tags": expected a string, got a list',
+      'field "title": expected an RFC 3339 datetime, got "Shoes"',
+    ]);
+  });
+
+  it("without filterable.allow, finds every top-level scalar field as a string, id from the object's id", () => {
+    const c = config({ filterable: { deny: ["title"] }, types: { price: "float" } });
+    const read = filterValues(product, "stored-id", c, namedFilterFields(c));
+    expect(Object.fromEntries(read.values)).toEqual({ price: 89.9, id: "stored-id", in_stock: "true" });
+  });
+
+  it("undeclared lists and objects have no value, and are no error", () => {
+    const c = config({ filterable: { allow: ["tags", "maker"] } });
+    const read = filterValues(product, "p1", c, namedFilterFields(c));
+    expect(read.errors).toEqual([]);
+    expect(Object.fromEntries(read.values)).toEqual({ tags: null, maker: null });
+  });
+
+  it("a field that is not crawlable is never filterable", () => {
+    const c = config({ crawlable: { deny: ["price"] } });
+    expect(filterValues(product, "p1", c, namedFilterFields(c)).values.has("price")).toBe(false);
+  });
+});
+
+describe("fieldResolver", () => {
+  const c = config({ filterable: { deny: ["secret"] }, types: { price: "float", "maker.founded": "int" } });
+  const resolve = fieldResolver(c, new Set([filterColumn("price"), filterColumn("maker.founded")]));
+
+  it("resolves filterable fields to their column and type", () => {
+    expect(resolve("price")).toEqual({ kind: "column", column: filterColumn("price"), type: "float" });
+    expect(resolve("maker.founded")).toEqual({ kind: "column", column: filterColumn("maker.founded"), type: "int" });
+  });
+
+  it("a filterable field no object has given a value matches nothing", () => {
+    expect(resolve("colour")).toEqual({ kind: "empty", type: "string" });
+  });
+
+  it("refuses denied fields and unnamed nested fields, listing the filterable ones", () => {
+    expect(resolve("secret")).toMatchObject({ kind: "refused", message: '"secret" is not a filterable field of this index', hint: "Filterable fields: maker.founded, price." });
+    expect(resolve("maker.country")).toMatchObject({ kind: "refused", message: expect.stringContaining("nested field") });
+  });
+});
