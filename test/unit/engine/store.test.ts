@@ -2,7 +2,11 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { LanceStore, type ObjectRow } from "../../../src/engine/store/lancedb.js";
+import { parseCreateIndexBody } from "../../../src/engine/config.js";
+import { fieldResolver, filterColumn } from "../../../src/engine/filter-fields.js";
+import { parseFilter, type FilterNode } from "../../../src/engine/search/filter-syntax.js";
+import { compileFilter } from "../../../src/engine/search/filters.js";
+import { BITMAP_MAX_DISTINCT, LanceStore, type ObjectRow } from "../../../src/engine/store/lancedb.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "semsearch-store-"));
 const storePromise = LanceStore.open(dir);
@@ -68,5 +72,64 @@ describe("LanceStore index tables", () => {
     expect([...(await store.presentIds("index_t", ["x", "y"]))]).toEqual(["y"]);
     await store.dropTable("index_t");
     expect(await store.hasTable("index_t")).toBe(false);
+  });
+});
+
+describe("LanceStore filter columns (real LanceDB)", () => {
+  const NASTY = ["it's", "a\\", "a\\'b", "'; DROP TABLE objects; --", "x' OR '1'='1", "--", "é\u{1F600}", "%_", "", " padded "];
+
+  it("adds nullable filter columns, writes values, and filters with compiled clauses that match exactly", async () => {
+    const store = await storePromise;
+    const table = "index_filters";
+    await store.createIndexTable(table, 4);
+    const name = filterColumn("name");
+    const price = filterColumn("price");
+    await store.ensureFilterColumns(table, new Map([[name, "string"]]));
+    await store.upsertIndexRows(
+      table,
+      NASTY.map((value, i) => ({ id: `n${i}`, seq: i + 1, text: `row ${i}`, vector: unit(1, i), filters: { [name]: value } })),
+    );
+    // A column added later: existing rows read null; rows without a value stay null.
+    await store.ensureFilterColumns(table, new Map<string, "string" | "double">([[name, "string"], [price, "double"]]));
+    await store.upsertIndexRows(table, [
+      { id: "p1", seq: 20, text: "priced", vector: unit(0, 1), filters: { [price]: 9.5 } },
+      { id: "p2", seq: 21, text: "no values", vector: unit(0, 1) },
+    ]);
+    expect(await store.filterColumns(table)).toEqual(new Set([name, price]));
+    const resolve = fieldResolver(parseCreateIndexBody({ configuration: { index_type: { name: "text" }, fields: { types: { price: "float" } } } }).configuration, await store.filterColumns(table));
+    const where = (filter: string) => compileFilter(parseFilter(filter) as FilterNode, resolve);
+    for (const [i, value] of NASTY.entries()) {
+      const quoted = `"${value.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+      const hits = await store.vectorSearch(table, unit(1, 0), 100, where(`name:${quoted}`));
+      expect(hits.map((hit) => hit.id), value).toEqual([`n${i}`]);
+    }
+    expect(await store.countRows(table, where("price:<10"))).toBe(1);
+    expect(await store.countRows(table, where("price:*"))).toBe(1);
+    // NOT includes rows without a value
+    expect(await store.countRows(table, where("NOT price:<10"))).toBe(NASTY.length + 1);
+    expect((await store.textSearch(table, "priced", 10, where("price:[9 TO 10]"))).map((hit) => hit.id)).toEqual(["p1"]);
+    expect(await store.textSearch(table, "priced", 10, where("price:{9.5 TO 10]"))).toEqual([]);
+  });
+
+  it("indexes text columns with few values as bitmaps, others as B-trees, and switches a bitmap that outgrows it", async () => {
+    const store = await storePromise;
+    const table = "index_scalar";
+    await store.createIndexTable(table, 4);
+    const category = filterColumn("category");
+    const label = filterColumn("label");
+    const price = filterColumn("price");
+    await store.ensureFilterColumns(table, new Map<string, "string" | "double">([[category, "string"], [label, "string"], [price, "double"]]));
+    const rows = (from: number, n: number, distinctLabels: boolean) =>
+      Array.from({ length: n }, (_, k) => {
+        const i = from + k;
+        return { id: `r${i}`, seq: i + 1, text: "t", vector: unit(1, i % 7), filters: { [category]: `c${i % 5}`, [label]: distinctLabels ? `l${i}` : "same", [price]: i } };
+      });
+    await store.upsertIndexRows(table, rows(0, 50, false));
+    await store.optimizeIndexTable(table);
+    expect(Object.fromEntries(await store.filterIndexes(table))).toEqual({ [category]: "Bitmap", [label]: "Bitmap", [price]: "BTree" });
+    await store.upsertIndexRows(table, rows(50, BITMAP_MAX_DISTINCT + 10, true));
+    await store.optimizeIndexTable(table);
+    expect(Object.fromEntries(await store.filterIndexes(table))).toEqual({ [category]: "Bitmap", [label]: "BTree", [price]: "BTree" });
+    expect(await store.countRows(table, `${label} = 'l60'`)).toBe(1);
   });
 });
