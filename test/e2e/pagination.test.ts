@@ -86,6 +86,16 @@ describe("paging through every page", () => {
     expect(ids.slice(0, 3).sort()).toEqual(["g055", "g155", "g255"]);
   });
 
+  it("with a filter: the filtered set is ranked whole, its total exact, each object once (hybrid and neural-only)", async () => {
+    for (const index of [hybrid, neural]) {
+      // id is filterable (as text) on an index without filterable rules: a lexicographic range of 100 ids
+      const { ids, pages } = await walk(index, "glacier melted", 30, ["--filter", "id:[g100 TO g199]"]);
+      expectInvariant(ids, pages);
+      expect(pages.map((p) => p.statistics)).toEqual(pages.map(() => ({ total: 100, total_calculation: "exact" })));
+      expect([...ids].sort()).toEqual(Array.from({ length: 100 }, (_, i) => `g${100 + i}`));
+    }
+  });
+
   it("pages of different sizes agree with one big page", async () => {
     const big = await cliJson<Page>(project, ["search", neural, "harbour", "--limit", "100"]);
     const small = await walk(neural, "harbour", 25);
