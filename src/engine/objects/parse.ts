@@ -4,6 +4,7 @@
  * a ValidationError naming the source and line.
  */
 import { ValidationError } from "../errors.js";
+import { isPlainObject } from "../fields.js";
 import type { JsonObject } from "../types.js";
 import { jsonErrorOffset } from "./json-error.js";
 
@@ -11,10 +12,6 @@ export interface ParsedObject {
   object: JsonObject;
   /** `file:line` (JSON Lines, single object) or `file[index]` (array element at a line). */
   where: string;
-}
-
-function isPlainObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Line number (1-based) of a character offset. */
