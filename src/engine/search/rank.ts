@@ -26,7 +26,7 @@ export interface RankQuery {
 
 async function rankHybrid(store: LanceStore, table: string, q: RankQuery, lexicalLimit: number, rescoreDepth: number): Promise<Ranking> {
   const [vectorHits, lexicalHits] = await Promise.all([
-    store.vectorSearch(table, q.vector, vectorCandidates(q), q.where),
+    store.vectorSearch(table, q.vector, vectorCandidates(q), q.where, smallSet(q)),
     store.textSearch(table, q.text, lexicalLimit, q.where),
   ]);
   // Exact cosine for the top lexical matches that are not among the nearest, so the vector part
@@ -46,7 +46,12 @@ async function rankHybrid(store: LanceStore, table: string, q: RankQuery, lexica
  * filter leaves when that is a small set (rule 9), so the ranking covers the whole set.
  */
 function vectorCandidates(q: RankQuery): number {
-  return q.filtered !== undefined && q.filtered <= SMALL_FILTERED_SET ? Math.max(q.filtered, 1) : VECTOR_CANDIDATES;
+  return smallSet(q) ? Math.max(q.filtered as number, 1) : VECTOR_CANDIDATES;
+}
+
+/** Whether a filter leaves a small exact set: then the vector part scans it whole (no approximate index). */
+function smallSet(q: RankQuery): boolean {
+  return q.filtered !== undefined && q.filtered <= SMALL_FILTERED_SET;
 }
 
 /**
@@ -54,13 +59,13 @@ function vectorCandidates(q: RankQuery): number {
  * @param depth how many rows are wanted at most (objects: MAX_RESULTS; highlight segments: MAX_HIGHLIGHTS)
  */
 export async function rankRows(store: LanceStore, table: string, q: RankQuery, depth = MAX_RESULTS): Promise<Ranking> {
-  const ranking = await rankUnfiltered(store, table, q, depth);
+  const ranking = await rankByMode(store, table, q, depth);
   // A ranking that holds every row the filter leaves knows the exact total (rule 9).
   if (q.filtered !== undefined && ranking.ranked.length === q.filtered) return { ...ranking, estimate: { total: q.filtered, exact: true } };
   return ranking;
 }
 
-async function rankUnfiltered(store: LanceStore, table: string, q: RankQuery, depth: number): Promise<Ranking> {
+async function rankByMode(store: LanceStore, table: string, q: RankQuery, depth: number): Promise<Ranking> {
   if (q.mode === "lexical") {
     const ranked = (await store.textSearch(table, q.text, depth, q.where)).sort(compareRanked);
     return { ranked, estimate: { total: ranked.length, exact: ranked.length < depth } };
@@ -68,7 +73,7 @@ async function rankUnfiltered(store: LanceStore, table: string, q: RankQuery, de
   if (q.mode === "vector") {
     const window = depth < MAX_RESULTS ? depth : neuralWindow(q.offset, q.limit);
     const want = Math.max(window, depth < MAX_RESULTS ? 0 : Math.min(vectorCandidates(q), MAX_RESULTS));
-    const ranked = (await store.vectorSearch(table, q.vector, want, q.where)).sort(compareRanked);
+    const ranked = (await store.vectorSearch(table, q.vector, want, q.where, smallSet(q))).sort(compareRanked);
     return { ranked, estimate: neuralTotal(q.offset, q.limit, want, ranked.length) };
   }
   // Highlight segments need only the top `depth`: their lexical part and rescoring stop there too.

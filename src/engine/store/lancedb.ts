@@ -385,12 +385,18 @@ export class LanceStore {
     return out;
   }
 
-  /** Nearest rows by cosine similarity (score = 1 - cosine distance), best first. */
-  async vectorSearch(name: string, vector: Float32Array, limit: number, where?: string): Promise<ScoredRow[]> {
+  /**
+   * Nearest rows by cosine similarity (score = 1 - cosine distance), best first; with `where`, among
+   * the matching rows only (prefiltered). `exact` skips the approximate vector index: for a filter
+   * that leaves few rows, scanning them is cheap and finds every one.
+   */
+  async vectorSearch(name: string, vector: Float32Array, limit: number, where?: string, exact = false): Promise<ScoredRow[]> {
     const table = await this.table(name);
     const rows = await wrap(`vector search in ${name}`, () => {
-      const query = table.vectorSearch(Array.from(vector)).distanceType("cosine");
-      return (where ? query.where(where) : query).select(["id", "_distance"]).limit(limit).toArray();
+      let query = table.vectorSearch(Array.from(vector)).distanceType("cosine");
+      if (where) query = query.where(where);
+      if (exact) query = query.bypassVectorIndex();
+      return query.select(["id", "_distance"]).limit(limit).toArray();
     });
     return rows.map((row) => ({ id: String(row.id), score: 1 - Number(row._distance) }));
   }
