@@ -81,6 +81,18 @@ function parseArray(text: string, source: string): ParsedObject[] {
   });
 }
 
+/** One line of JSON Lines (already trimmed, not empty) as an object; ValidationError naming `where` otherwise. */
+export function parseLine(line: string, where: string): JsonObject {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    throw invalid(where, jsonReason(error));
+  }
+  if (!isPlainObject(value)) throw invalid(where, "each line must be a JSON object");
+  return value;
+}
+
 function parseLines(text: string, source: string): ParsedObject[] {
   const out: ParsedObject[] = [];
   const lines = text.split("\n");
@@ -88,14 +100,7 @@ function parseLines(text: string, source: string): ParsedObject[] {
     const line = (lines[i] as string).trim();
     if (line === "") continue;
     const where = `${source}:${i + 1}`;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      throw invalid(where, jsonReason(error));
-    }
-    if (!isPlainObject(value)) throw invalid(where, "each line must be a JSON object");
-    out.push({ object: value, where });
+    out.push({ object: parseLine(line, where), where });
   }
   return out;
 }
