@@ -1,7 +1,8 @@
 /** Shared flags and argument parsers of the CLI. */
-import { readFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, readFile, stat } from "node:fs/promises";
 import { InvalidArgumentError, type Command } from "commander";
-import { Engine, UsageError, DEFAULT_PROJECT_DIR } from "../engine/index.js";
+import { Engine, UsageError, DEFAULT_PROJECT_DIR, type ObjectsInput } from "../engine/index.js";
 
 /** Options every command inherits from the root program. */
 export interface GlobalOptions {
@@ -63,6 +64,26 @@ export async function readInput(file: string): Promise<{ text: string; source: s
     const code = (error as NodeJS.ErrnoException).code;
     throw new UsageError("INPUT_NOT_READABLE", `Cannot read ${file}: ${code === "ENOENT" ? "no such file" : (error as Error).message}`);
   }
+}
+
+/**
+ * An input of `objects add`, streamed by the engine: a readable file by path, or standard input for `-`.
+ * A missing or unreadable file is a usage error naming it.
+ */
+export async function objectsInput(file: string): Promise<ObjectsInput> {
+  if (file === "-") {
+    if (process.stdin.isTTY) throw new UsageError("NO_INPUT", "Reading from standard input, but it is a terminal: pipe the input in");
+    return { stream: process.stdin, source: "<stdin>" };
+  }
+  try {
+    const stats = await stat(file);
+    if (stats.isDirectory()) throw Object.assign(new Error("it is a directory"), { code: "EISDIR" });
+    await access(file, constants.R_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError("INPUT_NOT_READABLE", `Cannot read ${file}: ${code === "ENOENT" ? "no such file" : (error as Error).message}`);
+  }
+  return { path: file, source: file };
 }
 
 /** Runs `fn` with an engine on the selected project, closing it afterwards. */

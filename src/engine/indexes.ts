@@ -28,7 +28,7 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date):
     created_at: now.toISOString(),
   };
   const store = await ctx.store();
-  await ctx.project.locked(async () => {
+  await ctx.locked(async () => {
     await store.createIndexTable(indexTableName(record.id), record.dimension);
     if (highlightsEnabled(configuration)) await store.createSegmentTable(segmentTableName(record.id), record.dimension);
     ctx.project.saveIndexes([...ctx.project.indexes(), record]);
@@ -66,7 +66,7 @@ export async function listIndexes(ctx: EngineContext): Promise<IndexInfo[]> {
 export async function deleteIndex(ctx: EngineContext, id: string): Promise<void> {
   findIndex(ctx, id);
   const store = await ctx.store();
-  await ctx.project.locked(async () => {
+  await ctx.locked(async () => {
     ctx.project.saveIndexes(ctx.project.indexes().filter((index) => index.id !== id));
     await store.dropTable(indexTableName(id));
     await store.dropTable(segmentTableName(id));

@@ -7,6 +7,8 @@
  *   <project>/progress/<id>.json  per index: how far the worker got (written by the worker)
  *   <project>/seq                 the last write sequence number handed out
  *   <project>/data/               the LanceDB database
+ *   <project>/add.journal         while an add writes: the object table's version before it
+ *   <project>/tmp/                spooled standard input of an add
  *   <project>/write.lock, worker.lock, worker.log
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -27,6 +29,12 @@ export interface IndexProgress {
 }
 
 export const EMPTY_PROGRESS: IndexProgress = { indexedSeq: 0, optimizedSeq: 0, processingSeq: null, errors: {} };
+
+/** The journal of an add in progress: the object table's version to roll back to. */
+export interface AddJournal {
+  pid: number;
+  objectsVersion: number;
+}
 
 interface Catalog {
   version: 1;
@@ -60,6 +68,8 @@ export class Project {
   private readonly catalogFile: string;
   private readonly progressDir: string;
   private readonly seqFile: string;
+  private readonly addJournal: string;
+  private readonly tmpDir: string;
 
   constructor(readonly dir: string) {
     this.dataDir = path.join(dir, "data");
@@ -69,6 +79,28 @@ export class Project {
     this.catalogFile = path.join(dir, "catalog.json");
     this.progressDir = path.join(dir, "progress");
     this.seqFile = path.join(dir, "seq");
+    this.addJournal = path.join(dir, "add.journal");
+    this.tmpDir = path.join(dir, "tmp");
+  }
+
+  /** A fresh file name under the project's tmp/ for spooling input (the caller removes it). */
+  spoolFile(): string {
+    mkdirSync(this.tmpDir, { recursive: true });
+    return path.join(this.tmpDir, `input-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+  }
+
+  /** Records (write lock held) that an add is writing, and the object table's version before it. */
+  beginAdd(objectsVersion: number): void {
+    writeJsonAtomic(this.addJournal, { pid: process.pid, objectsVersion } satisfies AddJournal);
+  }
+
+  endAdd(): void {
+    rmSync(this.addJournal, { force: true });
+  }
+
+  /** An add that started and never finished (its writer died), if any. */
+  unfinishedAdd(): AddJournal | null {
+    return readJson<AddJournal | null>(this.addJournal, null);
   }
 
   exists(): boolean {

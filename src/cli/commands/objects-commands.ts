@@ -1,6 +1,6 @@
 /** `semsearch objects add | get | list | delete`. */
 import { UsageError, type ObjectsInput } from "../../engine/index.js";
-import { readInput, readStdin, withEngine, type GlobalOptions } from "../options.js";
+import { objectsInput, withEngine, type GlobalOptions } from "../options.js";
 import { note, printResult } from "../output.js";
 import { progressReporter } from "../progress.js";
 import { renderObjectTable } from "../render/table.js";
@@ -11,11 +11,11 @@ export interface ObjectsAddOptions extends GlobalOptions {
 }
 
 async function readInputs(files: string[]): Promise<ObjectsInput[]> {
-  if (files.length > 0) return Promise.all(files.map(readInput));
+  if (files.length > 0) return Promise.all(files.map(objectsInput));
   if (process.stdin.isTTY) {
     throw new UsageError("NO_INPUT", "No input: give JSON files, or pipe JSON / JSON Lines on standard input (or use -)");
   }
-  return [{ text: await readStdin(), source: "<stdin>" }];
+  return [{ stream: process.stdin, source: "<stdin>" }];
 }
 
 export async function objectsAdd(files: string[], options: ObjectsAddOptions): Promise<void> {

@@ -67,7 +67,7 @@ class Worker {
   /** Saves progress under the write lock, unless the index was deleted meanwhile. */
   private async updateProgress(index: IndexRecord, change: (progress: IndexProgress) => void): Promise<boolean> {
     const { project } = this.ctx;
-    return project.locked(async () => {
+    return this.ctx.locked(async () => {
       if (!project.indexes().some((candidate) => candidate.id === index.id)) return false;
       const progress = project.progress(index.id);
       change(progress);
@@ -127,7 +127,7 @@ class Worker {
       filters: filters.get(segment.object_id),
     }));
 
-    await this.ctx.project.locked(async () => {
+    await this.ctx.locked(async () => {
       const { project } = this.ctx;
       if (!project.indexes().some((candidate) => candidate.id === index.id)) return;
       // Objects replaced or deleted while this batch was embedded are skipped: their newer
@@ -197,7 +197,7 @@ class Worker {
     const store = await this.ctx.store();
     const { project } = this.ctx;
     if (project.progress(index.id).indexedSeq >= project.lastSeq()) return;
-    await project.locked(async () => {
+    await this.ctx.locked(async () => {
       const progress = project.progress(index.id);
       if (!project.indexes().some((candidate) => candidate.id === index.id)) return;
       if ((await store.objectsAfter(progress.indexedSeq, 1)).length > 0) return;

@@ -1,4 +1,5 @@
 /** Object store operations: add (upsert), get, list, delete. */
+import { rmSync } from "node:fs";
 import type { EngineContext } from "../context.js";
 import { NotFoundError } from "../errors.js";
 import { newObjectId } from "../ids.js";
@@ -8,13 +9,10 @@ import { indexTableName, segmentTableName } from "../project.js";
 import { objectIndexStatus } from "../status.js";
 import type { ObjectRow } from "../store/lancedb.js";
 import type { JsonObject, ObjectInfo, StoredObject } from "../types.js";
-import { objectId, parseObjectsText } from "./parse.js";
+import { readObjects, replayable, type ObjectsInput, type ReplayableInput } from "./input.js";
+import { objectId } from "./parse.js";
 
-/** One input of `objects add`: its text and a name for messages (file path or `<stdin>`). */
-export interface ObjectsInput {
-  text: string;
-  source: string;
-}
+export type { ObjectsInput };
 
 export interface AddObjectsOptions {
   /** Field holding the object id (default `id`); objects without it get a generated UUID. */
@@ -24,12 +22,22 @@ export interface AddObjectsOptions {
 export interface AddObjectsResult {
   /** Distinct objects written (a repeated id counts once: the last one wins). */
   count: number;
-  ids: string[];
+  /** Their ids, in first-seen order; left out above MAX_LISTED_IDS objects. */
+  ids?: string[];
 }
 
+/** Objects written per LanceDB commit while adding. */
+export const ADD_BATCH = 2000;
+/** Ids listed in an add's result at most. */
+export const MAX_LISTED_IDS = 10_000;
+
 /**
- * Parses every input, then writes all objects in one commit: a malformed object anywhere
- * writes nothing. Starts the background worker when indexes exist.
+ * Adds objects in two passes over the inputs, so memory stays bounded by a batch, not by the input:
+ * 1. read and validate every object (a malformed one anywhere writes nothing) and collect the ids;
+ * 2. holding the write lock, write them in batches of ADD_BATCH, after recording the object table's
+ *    version in a journal. If the process dies mid-way, the next writer rolls the table back to that
+ *    version (see EngineContext.locked): an add is all or nothing. A repeated id keeps its last object.
+ * Starts the background worker when indexes exist.
  */
 export async function addObjects(
   ctx: EngineContext,
@@ -38,32 +46,63 @@ export async function addObjects(
   now: Date,
 ): Promise<AddObjectsResult> {
   const idField = options.idField ?? "id";
-  const byId = new Map<string, JsonObject>();
-  for (const input of inputs) {
-    for (const { object, where } of parseObjectsText(input.text, input.source)) {
-      const id = objectId(object, idField, where) ?? newObjectId();
-      byId.delete(id);
-      byId.set(id, object);
+  const spooled: string[] = [];
+  try {
+    const replay: ReplayableInput[] = [];
+    for (const input of inputs) replay.push(await replayable(input, () => spooled[spooled.push(ctx.project.spoolFile()) - 1] as string));
+    // Pass 1: validate everything, remember the ids. Generated ids are fixed here, by position.
+    const ids = new Set<string>();
+    const generated: string[] = [];
+    for (const input of replay) {
+      for await (const { object, where } of readObjects(input)) {
+        let id = objectId(object, idField, where);
+        if (id === null) generated.push((id = newObjectId()));
+        ids.add(id);
+      }
     }
+    if (ids.size === 0) return { count: 0, ids: [] };
+    // Pass 2: write in batches, all or nothing.
+    const store = await ctx.store();
+    const stamp = now.toISOString();
+    await ctx.locked(async () => {
+      ctx.project.beginAdd(await store.objectsVersion());
+      try {
+        let nextGenerated = 0;
+        let batch = new Map<string, JsonObject>();
+        const flush = async () => {
+          if (batch.size === 0) return;
+          const existing = await store.getObjects([...batch.keys()]);
+          const first = ctx.project.reserveSeq(batch.size);
+          const rows: ObjectRow[] = [...batch].map(([id, object], i) => ({
+            id,
+            body: JSON.stringify(object),
+            seq: first + i,
+            created_at: existing.get(id)?.created_at ?? stamp,
+            updated_at: stamp,
+          }));
+          await store.upsertObjects(rows);
+          batch = new Map();
+        };
+        for (const input of replay) {
+          for await (const { object } of readObjects(input)) {
+            const id = objectId(object, idField, "") ?? (generated[nextGenerated++] as string);
+            batch.delete(id);
+            batch.set(id, object);
+            if (batch.size >= ADD_BATCH) await flush();
+          }
+        }
+        await flush();
+      } catch (error) {
+        await ctx.rollBackAdd();
+        throw error;
+      }
+      ctx.project.endAdd();
+    });
+    if (ctx.project.indexes().length > 0) ensureWorker(ctx.project);
+    return ids.size <= MAX_LISTED_IDS ? { count: ids.size, ids: [...ids] } : { count: ids.size };
+  } finally {
+    for (const file of spooled) rmSync(file, { force: true });
   }
-  const ids = [...byId.keys()];
-  if (ids.length === 0) return { count: 0, ids };
-  const store = await ctx.store();
-  const stamp = now.toISOString();
-  await ctx.project.locked(async () => {
-    const existing = await store.getObjects(ids);
-    const first = ctx.project.reserveSeq(ids.length);
-    const rows: ObjectRow[] = ids.map((id, i) => ({
-      id,
-      body: JSON.stringify(byId.get(id)),
-      seq: first + i,
-      created_at: existing.get(id)?.created_at ?? stamp,
-      updated_at: stamp,
-    }));
-    await store.upsertObjects(rows);
-  });
-  if (ctx.project.indexes().length > 0) ensureWorker(ctx.project);
-  return { count: ids.length, ids };
 }
 
 function toStored(row: ObjectRow): StoredObject {
@@ -94,7 +133,7 @@ export async function listObjects(ctx: EngineContext, offset: number, limit: num
 export async function deleteObject(ctx: EngineContext, id: string): Promise<void> {
   await findObjectRow(ctx, id);
   const store = await ctx.store();
-  await ctx.project.locked(async () => {
+  await ctx.locked(async () => {
     await store.deleteObjects([id]);
     for (const index of ctx.project.indexes()) {
       await store.deleteIndexRows(indexTableName(index.id), [id]);

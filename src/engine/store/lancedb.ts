@@ -180,6 +180,30 @@ export class LanceStore {
     });
   }
 
+  /** The object table's current version (0 before it exists). */
+  async objectsVersion(): Promise<number> {
+    const table = await this.objectsTable();
+    return table ? wrap("reading the object table's version", () => table.version()) : 0;
+  }
+
+  /**
+   * Makes `version` the object table's latest version again (a new commit with that content),
+   * undoing every commit after it. Version 0: the table did not exist, so every row is removed.
+   */
+  async restoreObjects(version: number): Promise<void> {
+    const table = await this.objectsTable();
+    if (!table) return;
+    await wrap("rolling back the object table", async () => {
+      if (version === 0) {
+        await table.delete("true");
+        return;
+      }
+      if ((await table.version()) === version) return;
+      await table.checkout(version);
+      await table.restore();
+    });
+  }
+
   async getObjects(ids: readonly string[]): Promise<Map<string, ObjectRow>> {
     const out = new Map<string, ObjectRow>();
     const table = await this.objectsTable();

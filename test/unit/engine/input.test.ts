@@ -1,0 +1,93 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { ValidationError } from "../../../src/engine/errors.js";
+import { readObjects, replayable, type ReplayableInput } from "../../../src/engine/objects/input.js";
+
+const dir = mkdtempSync(path.join(tmpdir(), "semsearch-input-"));
+let n = 0;
+function file(text: string, name = `in-${n++}.jsonl`): ReplayableInput {
+  const p = path.join(dir, name);
+  writeFileSync(p, text);
+  return { path: p, source: name };
+}
+async function collect(input: ReplayableInput) {
+  const out: [unknown, string][] = [];
+  for await (const { object, where } of readObjects(input)) out.push([object.id, where]);
+  return out;
+}
+async function failure(input: ReplayableInput): Promise<ValidationError> {
+  try {
+    await collect(input);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ValidationError);
+    return error as ValidationError;
+  }
+  throw new Error("expected a ValidationError");
+}
+
+describe("readObjects", () => {
+  it("streams JSON Lines from a file with line numbers (blank lines, CRLF, BOM)", async () => {
+    const input = file('\uFEFF{"id":"a"}\r\n\r\n{"id":"b"}\n  {"id":"c"}  \n');
+    expect(await collect(input)).toEqual([
+      ["a", `${input.source}:1`],
+      ["b", `${input.source}:3`],
+      ["c", `${input.source}:4`],
+    ]);
+  });
+
+  it("reads the same from text as from a file", async () => {
+    const text = '{"id":"a"}\n{"id":"b"}\n';
+    expect(await collect({ text, source: "t" })).toEqual([
+      ["a", "t:1"],
+      ["b", "t:2"],
+    ]);
+  });
+
+  it("reads a JSON array and a pretty-printed single object whole", async () => {
+    expect(await collect(file('[\n {"id":"a"},\n {"id":"b"}\n]', "arr.json"))).toEqual([
+      ["a", "arr.json:2"],
+      ["b", "arr.json:3"],
+    ]);
+    expect(await collect(file('{\n  "id": "one",\n  "x": 1\n}\n', "one.json"))).toEqual([["one", "one.json:1"]]);
+  });
+
+  it("names the line of a malformed line after good ones", async () => {
+    const error = await failure(file('{"id":"a"}\n{"id":"b"}\n{"id": oops}\n', "bad.jsonl"));
+    expect(error.message).toMatch(/^bad\.jsonl:3: invalid JSON/);
+    expect((await failure(file('{"id":"a"}\n[1,2]\n', "arr-line.jsonl"))).message).toBe("arr-line.jsonl:2: each line must be a JSON object");
+  });
+
+  it("names the line when the first line is broken", async () => {
+    expect((await failure(file('{"id": oops}\n{"id":"b"}\n', "first.jsonl"))).message).toMatch(/^first\.jsonl:1: invalid JSON/);
+  });
+
+  it("an empty or blank input has no objects", async () => {
+    expect(await collect(file(""))).toEqual([]);
+    expect(await collect(file(" \n\n \n"))).toEqual([]);
+  });
+
+  it("spools a stream to a file so it can be read twice", async () => {
+    const spool = path.join(dir, "spool");
+    const input = await replayable({ stream: Readable.from(['{"id":"s1"}\n', '{"id":"s2"}\n']), source: "<stdin>" }, () => spool);
+    expect(input).toEqual({ path: spool, source: "<stdin>" });
+    expect(readFileSync(spool, "utf8")).toBe('{"id":"s1"}\n{"id":"s2"}\n');
+    expect((await collect(input)).map(([id]) => id)).toEqual(["s1", "s2"]);
+    expect((await collect(input)).map(([id]) => id)).toEqual(["s1", "s2"]);
+  });
+
+  it("streams a large file line by line", async () => {
+    const lines = Array.from({ length: 20_000 }, (_, i) => JSON.stringify({ id: `o${i}`, text: "x".repeat(100) }));
+    const input = file(lines.join("\n"));
+    let count = 0;
+    let last = "";
+    for await (const { object, where } of readObjects(input)) {
+      count++;
+      last = `${object.id as string}@${where}`;
+    }
+    expect(count).toBe(20_000);
+    expect(last).toBe(`o19999@${input.source}:20000`);
+  });
+});

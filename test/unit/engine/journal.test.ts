@@ -1,0 +1,77 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { EngineContext } from "../../../src/engine/context.js";
+import { Project } from "../../../src/engine/project.js";
+import type { ObjectRow } from "../../../src/engine/store/lancedb.js";
+
+const row = (id: string, seq: number): ObjectRow => ({ id, body: JSON.stringify({ id }), seq, created_at: "t", updated_at: "t" });
+/** The pid of a process that has exited. */
+function deadPid(): number {
+  return spawnSync(process.execPath, ["-e", "process.exit(0)"]).pid as number;
+}
+
+async function projectWithThree() {
+  const dir = path.join(mkdtempSync(path.join(tmpdir(), "semsearch-journal-")), "p");
+  const ctx = new EngineContext(new Project(dir));
+  const store = await ctx.store();
+  await store.upsertObjects([row("a", 1), row("b", 2), row("c", 3)]);
+  return { dir, ctx, store };
+}
+
+/** What an add killed mid-way leaves: its journal (writer dead) and some of its batches written. */
+async function abandonAdd(dir: string, ctx: EngineContext) {
+  const store = await ctx.store();
+  writeFileSync(path.join(dir, "add.journal"), JSON.stringify({ pid: deadPid(), objectsVersion: await store.objectsVersion() }));
+  await store.upsertObjects([row("d", 4), row("a", 5)]);
+  expect(await store.countObjects()).toBe(4);
+}
+
+describe("an add interrupted mid-way is rolled back", () => {
+  it("by the next process that opens the project, before it reads anything", async () => {
+    const { dir, ctx } = await projectWithThree();
+    await abandonAdd(dir, ctx);
+    await ctx.close();
+    const next = new EngineContext(new Project(dir));
+    const store = await next.store();
+    expect(await store.countObjects()).toBe(3);
+    expect((await store.getObjects(["a"])).get("a")?.seq).toBe(1); // the replaced object is back too
+    expect(existsSync(path.join(dir, "add.journal"))).toBe(false);
+    await next.close();
+  });
+
+  it("by the next writer of an open project, before it writes", async () => {
+    const { dir, ctx, store } = await projectWithThree();
+    await abandonAdd(dir, ctx);
+    await ctx.locked(async () => {
+      expect(await store.countObjects()).toBe(3);
+    });
+    expect(existsSync(path.join(dir, "add.journal"))).toBe(false);
+    await ctx.close();
+  });
+
+  it("an add into a table that did not exist yet rolls back to empty", async () => {
+    const dir = path.join(mkdtempSync(path.join(tmpdir(), "semsearch-journal-")), "p");
+    const ctx = new EngineContext(new Project(dir));
+    const store = await ctx.store();
+    writeFileSync(path.join(dir, "add.journal"), JSON.stringify({ pid: deadPid(), objectsVersion: await store.objectsVersion() }));
+    await store.upsertObjects([row("x", 1)]);
+    await ctx.locked(async () => {
+      expect(await store.countObjects()).toBe(0);
+    });
+    await ctx.close();
+  });
+
+  it("a live writer's journal is left alone by readers", async () => {
+    const { dir, ctx, store } = await projectWithThree();
+    writeFileSync(path.join(dir, "add.journal"), JSON.stringify({ pid: process.pid, objectsVersion: await store.objectsVersion() }));
+    await store.upsertObjects([row("d", 4)]);
+    const reader = new EngineContext(new Project(dir));
+    expect(await (await reader.store()).countObjects()).toBe(4);
+    expect(existsSync(path.join(dir, "add.journal"))).toBe(true);
+    await reader.close();
+    await ctx.close();
+  });
+});
