@@ -32,13 +32,14 @@ export class EngineContext {
   /**
    * Runs `fn` holding the project's write lock. Every writer goes through here: an add whose
    * process died mid-way (its journal is still there, and we now hold the lock) is rolled back first.
+   * Commands give up after `timeoutMs` (ConflictError); the background worker waits as long as it takes.
    */
-  async locked<T>(fn: () => Promise<T>): Promise<T> {
+  async locked<T>(fn: () => Promise<T>, timeoutMs?: number): Promise<T> {
     await this.store(); // opened before taking the lock: opening may itself take it to roll back
     return this.project.locked(async () => {
       await this.rollBackAdd();
       return fn();
-    });
+    }, timeoutMs);
   }
 
   /** Restores the object table to its version before an unfinished add, if there is one (write lock held). */

@@ -9,7 +9,7 @@ import { listModels as registryModels } from "./embedding/registry.js";
 import * as indexes from "./indexes.js";
 import { workerPid } from "./indexing/spawn.js";
 import * as objects from "./objects/service.js";
-import { DEFAULT_PROJECT_DIR, Project } from "./project.js";
+import { DEFAULT_PROJECT_DIR, Project, type WorkerState } from "./project.js";
 import { search } from "./search/search.js";
 import type { SearchParams } from "./search/request.js";
 import type { IndexInfo, IndexStatusCounts, ObjectInfo, SearchPage, StoredObject } from "./types.js";
@@ -24,6 +24,7 @@ export { FIELD_TYPES, INDEX_TYPES } from "./config.js";
 export { DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULTS, VECTOR_CANDIDATES } from "./search/limits.js";
 export { DEFAULT_MODEL } from "./embedding/registry.js";
 export { DEFAULT_PROJECT_DIR } from "./project.js";
+export type { WorkerState } from "./project.js";
 export { parseJsonText } from "./objects/parse.js";
 
 export interface EngineOptions {
@@ -43,6 +44,8 @@ export interface WorkerStatus {
   running: boolean;
   pid: number | null;
   log: string;
+  /** What the running worker reports doing: phase, index, objects indexed and pending, rate. */
+  state?: WorkerState;
 }
 
 export class Engine {
@@ -114,7 +117,10 @@ export class Engine {
 
   workerStatus(): WorkerStatus {
     const pid = workerPid(this.ctx.project);
-    return { running: pid !== null, pid, log: this.ctx.project.workerLog };
+    const state = this.ctx.project.workerState();
+    const status: WorkerStatus = { running: pid !== null, pid, log: this.ctx.project.workerLog };
+    if (pid !== null && state?.pid === pid) status.state = state;
+    return status;
   }
 
   close(): Promise<void> {

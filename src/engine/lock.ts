@@ -72,8 +72,8 @@ export async function acquireLock(file: string, timeoutMs = 120_000): Promise<Re
   }
 }
 
-export async function withLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
-  const release = await acquireLock(file);
+export async function withLock<T>(file: string, fn: () => Promise<T>, timeoutMs?: number): Promise<T> {
+  const release = await acquireLock(file, timeoutMs);
   try {
     return await fn();
   } finally {

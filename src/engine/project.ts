@@ -9,6 +9,7 @@
  *   <project>/data/               the LanceDB database
  *   <project>/add.journal         while an add writes: the object table's version before it
  *   <project>/tmp/                spooled standard input of an add
+ *   <project>/worker.json         what the worker is doing (while it runs)
  *   <project>/write.lock, worker.lock, worker.log
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -29,6 +30,22 @@ export interface IndexProgress {
 }
 
 export const EMPTY_PROGRESS: IndexProgress = { indexedSeq: 0, optimizedSeq: 0, processingSeq: null, errors: {} };
+
+/** What the background worker is doing, for `worker status`. */
+export interface WorkerState {
+  pid: number;
+  /** `indexing` (embedding and writing a batch), `optimizing` (refreshing built indexes), `idle` (waiting for work before exiting) */
+  phase: "indexing" | "optimizing" | "idle";
+  /** the index being worked on */
+  index: string | null;
+  /** objects this worker has indexed since it started, and how many are still pending in the current index */
+  indexed: number;
+  pending: number;
+  /** objects per second since the worker started */
+  rate: number;
+  started_at: string;
+  updated_at: string;
+}
 
 /** The journal of an add in progress: the object table's version to roll back to. */
 export interface AddJournal {
@@ -69,6 +86,7 @@ export class Project {
   private readonly progressDir: string;
   private readonly seqFile: string;
   private readonly addJournal: string;
+  private readonly workerStateFile: string;
   private readonly tmpDir: string;
 
   constructor(readonly dir: string) {
@@ -80,6 +98,7 @@ export class Project {
     this.progressDir = path.join(dir, "progress");
     this.seqFile = path.join(dir, "seq");
     this.addJournal = path.join(dir, "add.journal");
+    this.workerStateFile = path.join(dir, "worker.json");
     this.tmpDir = path.join(dir, "tmp");
   }
 
@@ -114,10 +133,20 @@ export class Project {
     if (!existsSync(this.catalogFile)) writeJsonAtomic(this.catalogFile, { version: 1, indexes: [] } satisfies Catalog);
   }
 
-  /** Runs `fn` holding the project's write lock. */
-  locked<T>(fn: () => Promise<T>): Promise<T> {
+  /** Runs `fn` holding the project's write lock, waiting for it up to `timeoutMs` (default 2 minutes). */
+  locked<T>(fn: () => Promise<T>, timeoutMs?: number): Promise<T> {
     this.init();
-    return withLock(this.writeLock, fn);
+    return withLock(this.writeLock, fn, timeoutMs);
+  }
+
+  /** What the worker is doing (written by the worker; null when it never wrote or has cleared it). */
+  workerState(): WorkerState | null {
+    return readJson<WorkerState | null>(this.workerStateFile, null);
+  }
+
+  saveWorkerState(state: WorkerState | null): void {
+    if (state === null) rmSync(this.workerStateFile, { force: true });
+    else writeJsonAtomic(this.workerStateFile, state);
   }
 
   indexes(): IndexRecord[] {

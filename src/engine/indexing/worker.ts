@@ -11,7 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createEmbeddingPool, type EmbeddingPool } from "../embedding/pool.js";
 import type { EngineContext } from "../context.js";
 import { tryLock, type Release } from "../lock.js";
-import { indexTableName, segmentTableName, type IndexProgress } from "../project.js";
+import { indexTableName, segmentTableName, type IndexProgress, type WorkerState } from "../project.js";
 import { storageType, storedValue } from "../field-types.js";
 import { filterColumn, filterColumnPath, filterValues, MAX_FILTER_COLUMNS, namedFilterFields, fieldType } from "../filter-fields.js";
 import type { FilterColumnType, FilterRecord, IndexRow, LanceStore, ObjectRow, SegmentRow } from "../store/lancedb.js";
@@ -49,6 +49,10 @@ function objectSegments(row: ObjectRow, object: JsonObject, index: IndexRecord):
 class Worker {
   private readonly pools = new Map<string, EmbeddingPool>();
   private readonly capped = new Set<string>();
+  private readonly startedAt = Date.now();
+  /** Objects indexed by this worker so far. */
+  private indexed = 0;
+  private compacted = false;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -64,15 +68,34 @@ class Worker {
     return pool;
   }
 
-  /** Saves progress under the write lock, unless the index was deleted meanwhile. */
-  private async updateProgress(index: IndexRecord, change: (progress: IndexProgress) => void): Promise<boolean> {
+  /** Runs `fn` under the project write lock, waiting as long as it takes (a long add may hold it). */
+  private locked<T>(fn: () => Promise<T>): Promise<T> {
+    return this.ctx.locked(fn, Infinity);
+  }
+
+  /** Saves progress (write lock held), unless the index was deleted meanwhile. */
+  private saveProgress(index: IndexRecord, change: (progress: IndexProgress) => void): boolean {
     const { project } = this.ctx;
-    return this.ctx.locked(async () => {
-      if (!project.indexes().some((candidate) => candidate.id === index.id)) return false;
-      const progress = project.progress(index.id);
-      change(progress);
-      project.saveProgress(index.id, progress);
-      return true;
+    if (!project.indexes().some((candidate) => candidate.id === index.id)) return false;
+    const progress = project.progress(index.id);
+    change(progress);
+    project.saveProgress(index.id, progress);
+    return true;
+  }
+
+  /** Tells `worker status` what this worker is doing. */
+  private report(phase: WorkerState["phase"], index: string | null, pending: number): void {
+    const now = Date.now();
+    const seconds = (now - this.startedAt) / 1000;
+    this.ctx.project.saveWorkerState({
+      pid: process.pid,
+      phase,
+      index,
+      indexed: this.indexed,
+      pending,
+      rate: seconds > 0 ? Math.round((this.indexed / seconds) * 10) / 10 : 0,
+      started_at: new Date(this.startedAt).toISOString(),
+      updated_at: new Date(now).toISOString(),
     });
   }
 
@@ -86,7 +109,8 @@ class Worker {
       return false;
     }
     const lastSeq = (batch.at(-1) as ObjectRow).seq;
-    if (!(await this.updateProgress(index, (p) => (p.processingSeq = lastSeq)))) return false;
+    if (!(await this.locked(async () => this.saveProgress(index, (p) => (p.processingSeq = lastSeq))))) return false;
+    this.report("indexing", index.id, await store.countObjects(progress.indexedSeq));
 
     const objects = batch.map((row) => JSON.parse(row.body) as JsonObject);
     // Filter values first: an object with a value its declared type cannot read is an error, not indexed.
@@ -127,7 +151,7 @@ class Worker {
       filters: filters.get(segment.object_id),
     }));
 
-    await this.ctx.locked(async () => {
+    await this.locked(async () => {
       const { project } = this.ctx;
       if (!project.indexes().some((candidate) => candidate.id === index.id)) return;
       // Objects replaced or deleted while this batch was embedded are skipped: their newer
@@ -152,6 +176,7 @@ class Worker {
       saved.processingSeq = null;
       project.saveProgress(index.id, saved);
     });
+    this.indexed += batch.length;
     this.log(`${index.id}: indexed ${batch.length} objects up to seq ${lastSeq}`);
     return true;
   }
@@ -197,7 +222,7 @@ class Worker {
     const store = await this.ctx.store();
     const { project } = this.ctx;
     if (project.progress(index.id).indexedSeq >= project.lastSeq()) return;
-    await this.ctx.locked(async () => {
+    await this.locked(async () => {
       const progress = project.progress(index.id);
       if (!project.indexes().some((candidate) => candidate.id === index.id)) return;
       if ((await store.objectsAfter(progress.indexedSeq, 1)).length > 0) return;
@@ -206,17 +231,34 @@ class Worker {
     });
   }
 
-  /** Refreshes the built indexes of an index whose rows got ahead of them. */
+  /**
+   * Refreshes the built indexes of an index whose rows got ahead of them. Under the write lock, like
+   * every other commit: LanceDB never sees two writers at once, so no commit can conflict.
+   */
   private async optimize(index: IndexRecord, force: boolean): Promise<void> {
     const progress = this.ctx.project.progress(index.id);
     const behind = progress.indexedSeq - progress.optimizedSeq;
     if (behind <= 0 || (!force && behind < OPTIMIZE_EVERY)) return;
     const target = progress.indexedSeq;
     const store = await this.ctx.store();
-    await store.optimizeIndexTable(indexTableName(index.id));
-    if (highlightsEnabled(index.configuration)) await store.optimizeIndexTable(segmentTableName(index.id));
-    await this.updateProgress(index, (p) => (p.optimizedSeq = Math.max(p.optimizedSeq, target)));
-    this.log(`${index.id}: optimized up to seq ${target}`);
+    this.report("optimizing", index.id, 0);
+    const done = await this.locked(async () => {
+      if (!this.ctx.project.indexes().some((candidate) => candidate.id === index.id)) return false;
+      await store.optimizeIndexTable(indexTableName(index.id));
+      if (highlightsEnabled(index.configuration)) await store.optimizeIndexTable(segmentTableName(index.id));
+      return this.saveProgress(index, (p) => (p.optimizedSeq = Math.max(p.optimizedSeq, target)));
+    });
+    if (done) this.log(`${index.id}: optimized up to seq ${target}`);
+  }
+
+  /** Compacts the object table once this run has nothing left to index (adds write it in many batches). */
+  private async compactObjects(): Promise<void> {
+    if (this.compacted || this.indexed === 0) return;
+    this.compacted = true;
+    const store = await this.ctx.store();
+    this.report("optimizing", null, 0);
+    await this.locked(() => store.optimizeObjects());
+    this.log("compacted the object table");
   }
 
   /** One pass over every index; true when anything was indexed. */
@@ -240,6 +282,8 @@ class Worker {
         idleSince = Date.now();
         continue;
       }
+      await this.compactObjects();
+      this.report("idle", null, 0);
       if (Date.now() - idleSince > LINGER_MS) return;
       await sleep(200);
     }
@@ -271,6 +315,7 @@ export async function runWorker(ctx: EngineContext, log: WorkerLog): Promise<voi
       await worker.run();
     } finally {
       await worker.close();
+      ctx.project.saveWorkerState(null);
       release();
     }
     release = (await hasPendingWork(ctx)) ? tryLock(ctx.project.workerLock) : null;

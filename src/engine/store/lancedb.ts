@@ -180,6 +180,15 @@ export class LanceStore {
     });
   }
 
+  /** Compacts the object table's fragments and drops versions older than a minute. */
+  async optimizeObjects(): Promise<void> {
+    const table = await this.objectsTable();
+    if (!table) return;
+    await wrap("compacting the object table", async () => {
+      await table.optimize({ cleanupOlderThan: new Date(Date.now() - 60_000) });
+    });
+  }
+
   /** The object table's current version (0 before it exists). */
   async objectsVersion(): Promise<number> {
     const table = await this.objectsTable();
