@@ -7,7 +7,7 @@ import path from "node:path";
 import { EngineContext } from "./context.js";
 import { listModels as registryModels } from "./embedding/registry.js";
 import * as indexes from "./indexes.js";
-import { workerPid } from "./indexing/spawn.js";
+import { resumeWorker, workerPid } from "./indexing/spawn.js";
 import * as objects from "./objects/service.js";
 import { DEFAULT_PROJECT_DIR, Project, type WorkerState } from "./project.js";
 import { search } from "./search/search.js";
@@ -67,13 +67,16 @@ export class Engine {
     return indexes.createIndex(this.ctx, body, this.now());
   }
 
-  listIndexes(): Promise<IndexInfo[]> {
+  async listIndexes(): Promise<IndexInfo[]> {
+    await resumeWorker(this.ctx);
     return indexes.listIndexes(this.ctx);
   }
 
   /** NotFoundError INDEX_NOT_FOUND for an unknown id. */
-  getIndex(id: string): Promise<IndexInfo> {
-    return indexes.describeIndex(this.ctx, indexes.findIndex(this.ctx, id));
+  async getIndex(id: string): Promise<IndexInfo> {
+    const index = indexes.findIndex(this.ctx, id);
+    await resumeWorker(this.ctx);
+    return indexes.describeIndex(this.ctx, index);
   }
 
   async indexStatus(id: string): Promise<IndexStatusCounts> {
@@ -94,7 +97,8 @@ export class Engine {
     return objects.addObjects(this.ctx, inputs, options, this.now());
   }
 
-  getObject(id: string): Promise<ObjectInfo> {
+  async getObject(id: string): Promise<ObjectInfo> {
+    await resumeWorker(this.ctx);
     return objects.getObject(this.ctx, id);
   }
 
@@ -107,15 +111,22 @@ export class Engine {
   }
 
   /** Searches an index; the result has the service's pagination (spec §2.7). */
-  search(indexId: string, params: SearchParams): Promise<SearchPage> {
-    return search(this.ctx, indexId, params);
+  async search(indexId: string, params: SearchParams): Promise<SearchPage> {
+    const page = await search(this.ctx, indexId, params);
+    await resumeWorker(this.ctx);
+    return page;
   }
 
   listModels(): ModelInfo[] {
     return registryModels().map(({ id, dimension, description }) => ({ id, dimension, description }));
   }
 
-  workerStatus(): WorkerStatus {
+  /** Whether a worker runs and what it does; starts one first when work is pending and none runs. */
+  async workerStatus(): Promise<WorkerStatus> {
+    if (await resumeWorker(this.ctx)) {
+      // give the new worker a moment to take its lock, so the answer is about it
+      for (let i = 0; i < 40 && workerPid(this.ctx.project) === null; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     const pid = workerPid(this.ctx.project);
     const state = this.ctx.project.workerState();
     const status: WorkerStatus = { running: pid !== null, pid, log: this.ctx.project.workerLog };

@@ -13,7 +13,7 @@ function describe(status: WorkerStatus): string {
 
 export async function workerStatus(options: GlobalOptions): Promise<void> {
   await withEngine(options, async (engine) => {
-    const status = engine.workerStatus();
+    const status = await engine.workerStatus();
     printResult(options, status, () => describe(status));
   });
 }

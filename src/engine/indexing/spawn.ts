@@ -2,6 +2,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import type { EngineContext } from "../context.js";
 import type { Project } from "../project.js";
 import { lockOwner, processAlive } from "../lock.js";
 
@@ -27,4 +28,23 @@ export function ensureWorker(project: Project): void {
   } finally {
     closeSync(log);
   }
+}
+
+/** Whether any index has objects it has not indexed or optimized yet (from stored progress alone). */
+export async function hasPendingWork(ctx: EngineContext): Promise<boolean> {
+  const last = ctx.project.lastSeq();
+  return ctx.project.indexes().some((index) => {
+    const progress = ctx.project.progress(index.id);
+    return progress.indexedSeq < last || progress.optimizedSeq < progress.indexedSeq;
+  });
+}
+
+/**
+ * Starts a worker when work is pending and none runs (a killed worker is resumed by the next
+ * command); true when it started one.
+ */
+export async function resumeWorker(ctx: EngineContext): Promise<boolean> {
+  if (!ctx.project.exists() || workerPid(ctx.project) !== null || !(await hasPendingWork(ctx))) return false;
+  ensureWorker(ctx.project);
+  return true;
 }

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createEmbeddingPool, type EmbeddingPool } from "../embedding/pool.js";
 import type { EngineContext } from "../context.js";
 import { tryLock, type Release } from "../lock.js";
+import { hasPendingWork } from "./spawn.js";
 import { indexTableName, segmentTableName, type IndexProgress, type WorkerState } from "../project.js";
 import { storageType, storedValue } from "../field-types.js";
 import { filterColumn, filterColumnPath, filterValues, MAX_FILTER_COLUMNS, namedFilterFields, fieldType } from "../filter-fields.js";
@@ -292,15 +293,6 @@ class Worker {
   async close(): Promise<void> {
     await Promise.all([...this.pools.values()].map((pool) => pool.close()));
   }
-}
-
-/** Whether any index has objects it has not indexed or optimized yet. */
-export async function hasPendingWork(ctx: EngineContext): Promise<boolean> {
-  const last = ctx.project.lastSeq();
-  return ctx.project.indexes().some((index) => {
-    const progress = ctx.project.progress(index.id);
-    return progress.indexedSeq < last || progress.optimizedSeq < progress.indexedSeq;
-  });
 }
 
 /**

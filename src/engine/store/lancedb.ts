@@ -434,6 +434,13 @@ export class LanceStore {
     return rows.map((row) => ({ id: String(row.id), score: 1 - Number(row._distance) }));
   }
 
+  /** Every row's id, duplicates kept (for checks and tests; loads the whole column). */
+  async rowIds(name: string): Promise<string[]> {
+    const table = await this.table(name);
+    const rows = await wrap(`reading ids of ${name}`, () => table.query().select(["id"]).toArray());
+    return rows.map((row) => String(row.id));
+  }
+
   /** Every row's vector, by id (for evaluation tools; loads the whole column). */
   async allVectors(name: string): Promise<Map<string, Float32Array>> {
     const table = await this.table(name);

@@ -1,0 +1,156 @@
+/**
+ * Faults and concurrency through the real CLI: the background worker killed with SIGKILL at
+ * random points, an `objects add` killed mid-write, parallel adds, deletes and searches during
+ * indexing. Row counts are read straight from LanceDB (dist/ engine store) to see duplicates.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
+import { BIN, cliJson, runCli, tempProject } from "../helpers/cli.js";
+
+const SUBJECTS = ["river", "market", "engine", "garden", "violin", "glacier", "harbour", "orchard", "tunnel", "comet"];
+const VERBS = ["flooded", "reopened", "stalled", "bloomed", "echoed", "melted", "filled", "ripened", "collapsed", "appeared"];
+
+function objects(count: number, prefix = "o", extra: object = {}): string {
+  return Array.from({ length: count }, (_, i) =>
+    JSON.stringify({ id: `${prefix}${i}`, text: `The ${SUBJECTS[i % 10]} ${VERBS[Math.floor(i / 10) % 10]} in year ${i}.`, ...extra }),
+  ).join("\n");
+}
+
+/** Mulberry32, so the kill points are the same on every run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function store(project: string) {
+  const { LanceStore } = await import("../../dist/engine/store/lancedb.js");
+  return LanceStore.open(path.join(project, "data"));
+}
+
+/** Every id of a table's rows (duplicates kept). */
+async function rowIds(project: string, table: string): Promise<string[]> {
+  const s = await store(project);
+  try {
+    return await s.rowIds(table);
+  } finally {
+    s.close();
+  }
+}
+
+const QUERIES = ["glacier melted", "a violin echoed", "the harbour in year 1500", "orchard ripened", "comet"];
+async function searches(project: string, index: string) {
+  const out = [];
+  for (const query of QUERIES) out.push((await cliJson(project, ["search", index, query, "--limit", "20"])).results.map((r: { id: string }) => r.id));
+  return out;
+}
+
+describe("the background worker killed with SIGKILL", () => {
+  it("resumes: every object indexed exactly once, and search returns what an uninterrupted run returns", async () => {
+    const COUNT = 1500;
+    const input = objects(COUNT);
+    const clean = tempProject();
+    await cliJson(clean, ["objects", "add", "-"], { input });
+    const cleanIndex = (await cliJson(clean, ["index", "create", "--wait"])).id;
+
+    const crashed = tempProject();
+    await cliJson(crashed, ["objects", "add", "-"], { input });
+    const index = (await cliJson(crashed, ["index", "create"])).id;
+    const random = seeded(7);
+    let kills = 0;
+    for (let round = 0; round < 5; round++) {
+      await sleep(800 + random() * 2500);
+      const lock = path.join(crashed, "worker.lock");
+      const pid = existsSync(lock) ? Number(readFileSync(lock, "utf8").trim()) : NaN;
+      if (Number.isInteger(pid) && pid > 0) {
+        try {
+          process.kill(pid, "SIGKILL");
+          kills++;
+        } catch {
+          // it had just exited
+        }
+      }
+      // the next command finds the work pending and no live worker, and starts one
+      const status = await cliJson(crashed, ["worker", "status"]);
+      if (status.running === false && (await cliJson(crashed, ["index", "status", index])).status.READY === COUNT) break;
+    }
+    expect(kills).toBeGreaterThanOrEqual(2);
+    const status = await cliJson(crashed, ["index", "status", index, "--wait"]);
+    expect(status.status).toEqual({ UPLOADED: 0, PROCESSING: 0, READY: COUNT, ERROR: 0 });
+
+    const ids = await rowIds(crashed, `index_${index}`);
+    expect(ids.length).toBe(COUNT);
+    expect(new Set(ids).size).toBe(COUNT);
+    expect(await searches(crashed, index)).toEqual(await searches(clean, cleanIndex));
+  });
+});
+
+describe("an objects add killed mid-write", () => {
+  it("leaves nothing of it: the next command rolls the object store back", async () => {
+    const project = tempProject();
+    await cliJson(project, ["objects", "add", "-"], { input: objects(50, "keep") });
+    const big = path.join(path.dirname(project), "big.jsonl");
+    writeFileSync(big, objects(60_000, "big", { pad: "x".repeat(200) }));
+    const child = spawn(process.execPath, [BIN, "--project", project, "objects", "add", big], { stdio: "ignore" });
+    const journal = path.join(project, "add.journal");
+    for (let i = 0; i < 600 && !existsSync(journal); i++) await sleep(20);
+    expect(existsSync(journal)).toBe(true); // it is writing
+    await sleep(400);
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.on("close", resolve));
+
+    const missing = await runCli(["--project", project, "--json", "objects", "get", "big0"]);
+    expect(missing.exitCode).toBe(3);
+    expect(existsSync(journal)).toBe(false);
+    const s = await store(project);
+    expect(await s.countObjects()).toBe(50);
+    s.close();
+    // and the store still takes writes
+    await cliJson(project, ["objects", "add", "-"], { input: objects(5, "after") });
+    expect((await cliJson(project, ["objects", "list", "--limit", "1000"])).objects.length).toBe(55);
+  });
+});
+
+describe("concurrent use", () => {
+  it("two adds at once: disjoint ids all land, overlapping ids come whole from one of them", async () => {
+    const project = tempProject();
+    const a = `${objects(400, "a")}\n${objects(300, "both", { version: "A" })}`;
+    const b = `${objects(400, "b")}\n${objects(300, "both", { version: "B" })}`;
+    const [ra, rb] = await Promise.all([
+      runCli(["--project", project, "--json", "objects", "add", "-"], { input: a }),
+      runCli(["--project", project, "--json", "objects", "add", "-"], { input: b }),
+    ]);
+    expect([ra.exitCode, rb.exitCode, ra.stderr, rb.stderr]).toEqual([0, 0, "", ""]);
+    const listed = (await cliJson(project, ["objects", "list", "--limit", "2000"])).objects as { id: string; object: { version?: string } }[];
+    expect(listed.length).toBe(1100);
+    const versions = new Set(listed.filter((o) => o.id.startsWith("both")).map((o) => o.object.version));
+    expect(versions.size).toBe(1);
+  });
+
+  it("searching while the worker indexes never fails and never returns a deleted object", async () => {
+    const project = tempProject();
+    await cliJson(project, ["objects", "add", "-"], { input: objects(1200) });
+    const index = (await cliJson(project, ["index", "create"])).id;
+    const deleted: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const id = `o${i * 10 + 5}`; // "The glacier …" objects: good matches for the query
+      await cliJson(project, ["objects", "delete", id]);
+      deleted.push(id);
+      const result = await runCli(["--project", project, "--json", "search", index, "glacier melted", "--limit", "100"]);
+      expect(result.exitCode, result.stderr).toBe(0);
+      const ids = JSON.parse(result.stdout).results.map((r: { id: string }) => r.id);
+      for (const id of deleted) expect(ids).not.toContain(id);
+    }
+    const status = await cliJson(project, ["index", "status", index, "--wait"]);
+    expect(status.status.READY).toBe(1200 - deleted.length);
+    const ids = await rowIds(project, `index_${index}`);
+    for (const id of deleted) expect(ids).not.toContain(id);
+  });
+});
