@@ -30,8 +30,10 @@ function seeded(seed: number): () => number {
   };
 }
 
+type StoreModule = typeof import("../../src/engine/store/lancedb.js");
+/** The project's LanceDB, through the built store (the same code the CLI runs). */
 async function store(project: string) {
-  const { LanceStore } = await import("../../dist/engine/store/lancedb.js");
+  const { LanceStore } = (await import(new URL("../../dist/engine/store/lancedb.js", import.meta.url).href)) as StoreModule;
   return LanceStore.open(path.join(project, "data"));
 }
 
