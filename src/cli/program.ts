@@ -106,6 +106,10 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--result-fields <fields>", "extra result fields: highlights")
     .addOption(new Option("--results-fields <fields>").hideHelp())
     .addOption(new Option("--mode <mode>", "rank with one part only, for diagnosis").choices(["hybrid", "lexical", "vector"]))
+    .option("--jsonl", "one JSON result per line (for jq -c and while read)")
+    .option("--all", "follow next through every page (up to 10,000 results); with --jsonl, streamed")
+    .option("--interactive", "page through results (the default when stdin and stdout are terminals)")
+    .option("--no-interactive", "print one page and exit, even in a terminal")
     .action(withGlobals(h.search));
 
   const worker = program.command("worker").description("the background indexer");

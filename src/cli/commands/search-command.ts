@@ -1,8 +1,8 @@
-/** `semsearch search <index> <query>`. */
-import { UsageError, DEFAULT_LIMIT, ValidationError } from "../../engine/index.js";
+/** `semsearch search <index> <query>`: a table, the service's JSON, JSON Lines, or an interactive session. */
+import { UsageError, DEFAULT_LIMIT, MAX_LIMIT, ValidationError, type Engine, type SearchPage, type SearchParams } from "../../engine/index.js";
+import { interactiveSearch } from "../interactive.js";
 import { withEngine, type GlobalOptions } from "../options.js";
-import { printResult } from "../output.js";
-import { searchResponse } from "../render/json.js";
+import { formatJson, searchResponse, searchResult } from "../render/json.js";
 import { renderSearchTable } from "../render/table.js";
 
 export interface SearchOptions extends GlobalOptions {
@@ -14,14 +14,30 @@ export interface SearchOptions extends GlobalOptions {
   resultsFields?: string;
   mode?: string;
   filter?: string;
+  jsonl?: boolean;
+  all?: boolean;
+  /** true: --interactive, false: --no-interactive, undefined: decide by the terminal */
+  interactive?: boolean;
 }
 
-/** A filter error with the filter shown and a caret under the column it points at. */
-function withCaret(error: unknown, filter: string | undefined): unknown {
-  const column = error instanceof ValidationError ? error.issues?.[0]?.column : undefined;
-  if (!(error instanceof ValidationError) || column === undefined || filter === undefined || filter.includes("\n")) return error;
-  const caret = `  ${filter}\n  ${" ".repeat(column - 1)}^`;
-  return new ValidationError(error.code, error.message, { issues: error.issues, hint: error.hint ? `${caret}\n${error.hint}` : caret });
+export type OutputMode = "interactive" | "json" | "jsonl" | "table";
+
+/**
+ * How results are shown. `--json` and `--jsonl` print data; `--interactive` asks for a session;
+ * otherwise a session opens when both stdin and stdout are terminals (and neither `--all` nor
+ * `--no-interactive` is given), and a table is printed when not.
+ */
+export function outputMode(options: SearchOptions, tty: { stdin: boolean; stdout: boolean }): OutputMode {
+  if (options.json && options.jsonl) throw new UsageError("CONFLICTING_OPTIONS", "Give --json or --jsonl, not both");
+  if (options.interactive === true) {
+    if (options.json || options.jsonl || options.all) throw new UsageError("CONFLICTING_OPTIONS", "--interactive shows pages to a person: it cannot be combined with --json, --jsonl or --all");
+    if (!tty.stdin || !tty.stdout) throw new UsageError("NOT_A_TERMINAL", "--interactive needs a terminal on standard input and output");
+    return "interactive";
+  }
+  if (options.jsonl) return "jsonl";
+  if (options.json) return "json";
+  if (options.interactive === undefined && !options.all && tty.stdin && tty.stdout) return "interactive";
+  return "table";
 }
 
 /** --page N is sugar for offset = limit × (N − 1). */
@@ -32,25 +48,67 @@ export function resolveOffset(options: SearchOptions): number | undefined {
   return (options.limit ?? DEFAULT_LIMIT) * (options.page - 1);
 }
 
+/** A filter error with the filter shown and a caret under the column it points at. */
+function withCaret(error: unknown, filter: string | undefined): unknown {
+  const column = error instanceof ValidationError ? error.issues?.[0]?.column : undefined;
+  if (!(error instanceof ValidationError) || column === undefined || filter === undefined || filter.includes("\n")) return error;
+  const caret = `  ${filter}\n  ${" ".repeat(column - 1)}^`;
+  return new ValidationError(error.code, error.message, { issues: error.issues, hint: error.hint ? `${caret}\n${error.hint}` : caret });
+}
+
+/**
+ * Every page from `offset` on, following `next` as a client would (the service caps results at
+ * 10,000); each page is handed to `onPage` as it arrives. Returns the last page.
+ */
+export async function followPages(engine: Engine, indexId: string, params: SearchParams, onPage: (page: SearchPage, offset: number) => void): Promise<SearchPage> {
+  let offset = params.offset ?? 0;
+  let limit = params.limit;
+  for (;;) {
+    const page = await engine.search(indexId, { ...params, offset, limit });
+    onPage(page, offset);
+    if (!page.pagination.next) return page;
+    ({ offset, limit } = page.pagination.next);
+  }
+}
+
 export async function searchCommand(indexId: string, queryWords: string[], options: SearchOptions): Promise<void> {
+  const mode = outputMode(options, { stdin: process.stdin.isTTY === true, stdout: process.stdout.isTTY === true });
   const offset = resolveOffset(options);
   const query = queryWords.join(" ");
+  const extra = options.objectFields === undefined || options.objectFields === "*" ? [] : options.objectFields.split(",").map((f) => f.trim()).filter((f) => f && f !== "id");
+  const params: SearchParams = {
+    query,
+    limit: options.limit ?? (options.all ? MAX_LIMIT : undefined),
+    offset,
+    // Tables show the object fields asked for; JSON defaults to the service's id-only object.
+    objectFields: options.objectFields,
+    resultFields: options.resultFields ?? options.resultsFields,
+    mode: options.mode,
+    filter: options.filter,
+  };
+  const write = (text: string) => process.stdout.write(text);
   await withEngine(options, async (engine) => {
-    const page = await engine
-      .search(indexId, {
-      query,
-      limit: options.limit,
-      offset,
-      // Tables show the object fields asked for; JSON defaults to the service's id-only object.
-      objectFields: options.objectFields,
-      resultFields: options.resultFields ?? options.resultsFields,
-      mode: options.mode,
-      filter: options.filter,
-    })
-      .catch((error: unknown) => {
-        throw withCaret(error, options.filter);
-      });
-    const extra = options.objectFields === undefined || options.objectFields === "*" ? [] : options.objectFields.split(",").map((f) => f.trim()).filter((f) => f && f !== "id");
-    printResult(options, searchResponse(page), () => renderSearchTable(page, offset ?? 0, extra, query));
+    try {
+      if (mode === "interactive") {
+        await interactiveSearch(engine, indexId, { query, offset: offset ?? 0, limit: options.limit ?? DEFAULT_LIMIT }, params, extra);
+      } else if (!options.all) {
+        const page = await engine.search(indexId, params);
+        if (mode === "jsonl") for (const hit of page.hits) write(`${JSON.stringify(searchResult(hit))}\n`);
+        else if (mode === "json") write(formatJson(searchResponse(page), process.stdout.isTTY === true));
+        else write(renderSearchTable(page, offset ?? 0, extra, query));
+      } else if (mode === "jsonl") {
+        // streamed: each page's results as soon as it arrives
+        await followPages(engine, indexId, params, (page) => {
+          for (const hit of page.hits) write(`${JSON.stringify(searchResult(hit))}\n`);
+        });
+      } else {
+        const hits: SearchPage["hits"] = [];
+        const last = await followPages(engine, indexId, params, (page) => hits.push(...page.hits));
+        const whole: SearchPage = { hits, pagination: { pages: hits.length > 0 ? 1 : 0, page: 1, statistics: last.pagination.statistics } };
+        write(mode === "json" ? formatJson(searchResponse(whole), process.stdout.isTTY === true) : renderSearchTable(whole, offset ?? 0, extra, query));
+      }
+    } catch (error) {
+      throw withCaret(error, options.filter);
+    }
   });
 }

@@ -1,16 +1,14 @@
 /** The service's JSON shapes. */
-import type { SearchPage } from "../../engine/index.js";
+import type { SearchHit, SearchPage } from "../../engine/index.js";
 
-/** Spec §2.5 / §2.7: `{"results": [{"id", "object", "highlights"?}], "pagination": {...}}`. */
+/** One result in the spec's shape (§2.5): `{"id", "object", "highlights"?}`. */
+export function searchResult(hit: SearchHit): unknown {
+  return { id: hit.id, object: hit.object, ...(hit.highlights ? { highlights: hit.highlights } : {}) };
+}
+
+/** Spec §2.5 / §2.7: `{"results": [...], "pagination": {...}}`. */
 export function searchResponse(page: SearchPage): unknown {
-  return {
-    results: page.hits.map((hit) => ({
-      id: hit.id,
-      object: hit.object,
-      ...(hit.highlights ? { highlights: hit.highlights } : {}),
-    })),
-    pagination: page.pagination,
-  };
+  return { results: page.hits.map(searchResult), pagination: page.pagination };
 }
 
 /** One JSON document, pretty when a person reads it and compact in a pipe. */

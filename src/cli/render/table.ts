@@ -35,12 +35,14 @@ function cell(value: unknown, max: number): string {
  * Search results: rank, id, score, the best highlight (or a snippet of the searchable text) with the
  * query's words emphasised, then the requested object fields.
  */
-export function renderSearchTable(page: SearchPage, offset: number, extraFields: string[], query: string): string {
-  const width = terminalWidth();
+export function renderSearchTable(page: SearchPage, offset: number, extraFields: string[], query: string, width = terminalWidth()): string {
   const idWidth = Math.min(24, Math.max(4, ...page.hits.map((hit) => hit.id.length)) + 2);
-  const fieldWidth = 18;
-  const fixed = 6 + idWidth + 8 + extraFields.length * fieldWidth + 2 * (4 + extraFields.length);
-  const textWidth = Math.max(20, width - fixed);
+  // Borders: one per column plus one. The text column keeps at least 24 characters; requested fields
+  // share what is left (8 to 18 each), so the table fits the terminal unless it is very narrow.
+  const borders = 5 + extraFields.length;
+  const room = width - borders - 6 - idWidth - 8 - 24;
+  const fieldWidth = extraFields.length === 0 ? 0 : Math.max(8, Math.min(18, Math.floor(room / extraFields.length)));
+  const textWidth = Math.max(24, width - borders - 6 - idWidth - 8 - extraFields.length * fieldWidth);
   const withHighlights = page.hits.some((hit) => hit.highlights !== undefined);
   const table = newTable(["#", "id", "score", withHighlights ? "best highlight" : "text", ...extraFields], [6, idWidth, 8, textWidth, ...extraFields.map(() => fieldWidth)]);
   page.hits.forEach((hit, i) => {

@@ -48,6 +48,15 @@ describe("command line contract", () => {
     expect(mocks.objectsAdd).toHaveBeenCalledWith(["a.json", "b.jsonl"], expect.objectContaining({ idField: "sku" }));
   });
 
+  it("search takes --filter, --jsonl, --all and --interactive / --no-interactive (unset by default)", async () => {
+    const mocks = await parse(["search", "idx_a", "q", "--filter", "price:<10 AND NOT a:b", "--jsonl", "--all"]);
+    const options = mocks.search.mock.calls[0]?.[2] as Record<string, unknown>;
+    expect(options).toMatchObject({ filter: "price:<10 AND NOT a:b", jsonl: true, all: true });
+    expect(options.interactive).toBeUndefined();
+    expect((await parse(["search", "idx_a", "q", "--no-interactive"])).search.mock.calls[0]?.[2]).toMatchObject({ interactive: false });
+    expect((await parse(["search", "idx_a", "q", "--interactive"])).search.mock.calls[0]?.[2]).toMatchObject({ interactive: true });
+  });
+
   it("accepts the misspelled --results-fields", async () => {
     const mocks = await parse(["search", "idx_a", "q", "--results-fields", "highlights"]);
     expect(mocks.search).toHaveBeenCalledWith("idx_a", ["q"], expect.objectContaining({ resultsFields: "highlights" }));
