@@ -1,5 +1,5 @@
 /** Progress on stderr: a bar while the engine builds, only when stderr is a terminal and --json is off. */
-import type { BuildProgress } from "../engine/index.js";
+import type { AddProgress, BuildProgress } from "../engine/index.js";
 
 export interface ProgressReporter {
   update(progress: BuildProgress): void;
@@ -26,6 +26,29 @@ export function progressReporter(json: boolean | undefined, label: string): Prog
     },
     done() {
       if (shown) process.stderr.write("\n");
+    },
+  };
+}
+
+/** Progress of `objects add` on stderr: objects read, then a bar of objects written. */
+export function addProgressReporter(json: boolean | undefined): { update(progress: AddProgress): void; done(): void } {
+  if (json || !process.stderr.isTTY) return { update() {}, done() {} };
+  const writing = progressReporter(json, "writing");
+  let reading = false;
+  return {
+    update(progress) {
+      if (progress.phase === "reading") {
+        reading = true;
+        process.stderr.write(`\rreading: ${progress.done.toLocaleString("en-US")} objects checked\x1b[K`);
+        return;
+      }
+      if (reading) process.stderr.write("\n");
+      reading = false;
+      writing.update({ indexId: "objects", done: progress.done, total: progress.total ?? progress.done });
+    },
+    done() {
+      if (reading) process.stderr.write("\n");
+      writing.done();
     },
   };
 }

@@ -17,7 +17,7 @@ import type { IndexInfo, IndexStatusCounts, ObjectInfo, SearchPage, StoredObject
 export * from "./errors.js";
 export type * from "./types.js";
 export type { SearchParams } from "./search/request.js";
-export type { ObjectsInput, AddObjectsOptions, AddObjectsResult } from "./objects/service.js";
+export type { ObjectsInput, AddObjectsOptions, AddObjectsResult, AddProgress } from "./objects/service.js";
 export type { BuildProgress } from "./indexes.js";
 export type { CreateIndexBody, IndexConfiguration, FieldType } from "./config.js";
 export { FIELD_TYPES, INDEX_TYPES } from "./config.js";

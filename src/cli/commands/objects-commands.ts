@@ -2,7 +2,7 @@
 import { UsageError, type ObjectsInput } from "../../engine/index.js";
 import { objectsInput, withEngine, type GlobalOptions } from "../options.js";
 import { note, printResult } from "../output.js";
-import { progressReporter } from "../progress.js";
+import { addProgressReporter, progressReporter } from "../progress.js";
 import { renderObjectTable } from "../render/table.js";
 
 export interface ObjectsAddOptions extends GlobalOptions {
@@ -21,7 +21,13 @@ async function readInputs(files: string[]): Promise<ObjectsInput[]> {
 export async function objectsAdd(files: string[], options: ObjectsAddOptions): Promise<void> {
   const inputs = await readInputs(files);
   await withEngine(options, async (engine) => {
-    const result = await engine.addObjects(inputs, { idField: options.idField });
+    const progress = addProgressReporter(options.json);
+    let result: Awaited<ReturnType<typeof engine.addObjects>>;
+    try {
+      result = await engine.addObjects(inputs, { idField: options.idField, onProgress: (p) => progress.update(p) });
+    } finally {
+      progress.done();
+    }
     if (options.wait) {
       for (const index of await engine.listIndexes()) {
         const progress = progressReporter(options.json, index.id);

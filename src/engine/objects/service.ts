@@ -17,7 +17,19 @@ export type { ObjectsInput };
 export interface AddObjectsOptions {
   /** Field holding the object id (default `id`); objects without it get a generated UUID. */
   idField?: string;
+  /** Called while reading (objects validated so far) and while writing (objects written of the total). */
+  onProgress?: (progress: AddProgress) => void;
 }
+
+export interface AddProgress {
+  phase: "reading" | "writing";
+  done: number;
+  /** known while writing */
+  total?: number;
+}
+
+/** Objects read between two reading-progress calls. */
+const READ_PROGRESS_EVERY = 5000;
 
 export interface AddObjectsResult {
   /** Distinct objects written (a repeated id counts once: the last one wins). */
@@ -53,11 +65,14 @@ export async function addObjects(
     // Pass 1: validate everything, remember the ids. Generated ids are fixed here, by position.
     const ids = new Set<string>();
     const generated: string[] = [];
+    const progress = options.onProgress ?? (() => {});
+    let read = 0;
     for (const input of replay) {
       for await (const { object, where } of readObjects(input)) {
         let id = objectId(object, idField, where);
         if (id === null) generated.push((id = newObjectId()));
         ids.add(id);
+        if (++read % READ_PROGRESS_EVERY === 0) progress({ phase: "reading", done: read });
       }
     }
     if (ids.size === 0) return { count: 0, ids: [] };
@@ -68,6 +83,7 @@ export async function addObjects(
       ctx.project.beginAdd(await store.objectsVersion());
       try {
         let nextGenerated = 0;
+        let consumed = 0; // objects of the input written so far (a repeated id counts each time)
         let batch = new Map<string, JsonObject>();
         const flush = async () => {
           if (batch.size === 0) return;
@@ -81,11 +97,13 @@ export async function addObjects(
             updated_at: stamp,
           }));
           await store.upsertObjects(rows);
+          progress({ phase: "writing", done: consumed, total: read });
           batch = new Map();
         };
         for (const input of replay) {
           for await (const { object } of readObjects(input)) {
             const id = objectId(object, idField, "") ?? (generated[nextGenerated++] as string);
+            consumed++;
             batch.delete(id);
             batch.set(id, object);
             if (batch.size >= ADD_BATCH) await flush();
