@@ -233,8 +233,9 @@ class Worker {
   }
 
   /**
-   * Refreshes the built indexes of an index whose rows got ahead of them. Under the write lock, like
-   * every other commit: LanceDB never sees two writers at once, so no commit can conflict.
+   * Refreshes the built indexes of an index whose rows got ahead of them. Folding rows into the
+   * indexes and compacting happen under the write lock, like every other commit; only training a new
+   * vector index (once, at VECTOR_INDEX_MIN_ROWS) runs beside writers.
    */
   private async optimize(index: IndexRecord, force: boolean): Promise<void> {
     const progress = this.ctx.project.progress(index.id);
@@ -243,6 +244,15 @@ class Worker {
     const target = progress.indexedSeq;
     const store = await this.ctx.store();
     this.report("optimizing", index.id, 0);
+    // The long part (training the vector index) runs without the lock, so adds are not held up by it;
+    // should its commit fail against a concurrent write, the next optimize tries again.
+    for (const table of [indexTableName(index.id), ...(highlightsEnabled(index.configuration) ? [segmentTableName(index.id)] : [])]) {
+      try {
+        if (await store.buildVectorIndexIfDue(table)) this.log(`${table}: built the vector index`);
+      } catch (error) {
+        this.log(`${table}: vector index not built this time: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
     const done = await this.locked(async () => {
       if (!this.ctx.project.indexes().some((candidate) => candidate.id === index.id)) return false;
       await store.optimizeIndexTable(indexTableName(index.id));

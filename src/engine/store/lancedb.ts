@@ -485,13 +485,7 @@ export class LanceStore {
   async optimizeIndexTable(name: string): Promise<void> {
     const table = await this.table(name);
     await wrap(`optimizing ${name}`, async () => {
-      const rows = await table.countRows();
       const indices = await table.listIndices();
-      if (rows >= VECTOR_INDEX_MIN_ROWS && !indices.some((index) => index.columns.includes("vector"))) {
-        await table.createIndex("vector", {
-          config: this.mod.lancedb.Index.ivfPq({ distanceType: "cosine", numPartitions: Math.round(Math.sqrt(rows)) }),
-        });
-      }
       // Filter columns: bitmaps suit text with few distinct values (categories), B-trees the rest;
       // this LanceDB builds bitmaps on text only. A bitmap column that outgrows it becomes a B-tree.
       const { btree, bitmap } = this.mod.lancedb.Index;
@@ -508,6 +502,23 @@ export class LanceStore {
         }
       }
       await table.optimize({ cleanupOlderThan: new Date(Date.now() - 60_000) });
+    });
+  }
+
+  /**
+   * Builds the approximate vector index once a table reaches VECTOR_INDEX_MIN_ROWS rows; true when
+   * it built one. Training takes a minute or more at 100,000 rows, so callers run it without the
+   * write lock: LanceDB commits an index build alongside concurrent appends and deletes.
+   */
+  async buildVectorIndexIfDue(name: string): Promise<boolean> {
+    const table = await this.table(name);
+    return wrap(`building the vector index of ${name}`, async () => {
+      const rows = await table.countRows();
+      if (rows < VECTOR_INDEX_MIN_ROWS || (await table.listIndices()).some((index) => index.columns.includes("vector"))) return false;
+      await table.createIndex("vector", {
+        config: this.mod.lancedb.Index.ivfPq({ distanceType: "cosine", numPartitions: Math.round(Math.sqrt(rows)) }),
+      });
+      return true;
     });
   }
 
