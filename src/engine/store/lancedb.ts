@@ -479,8 +479,8 @@ export class LanceStore {
   }
 
   /**
-   * Folds new rows into the full-text index (and builds the vector index once the table is
-   * large enough), then compacts. Search works throughout: unindexed rows are searched flat.
+   * Gives new filter columns their scalar indexes, folds new rows into every index, then compacts.
+   * Search works throughout: unindexed rows are searched flat.
    */
   async optimizeIndexTable(name: string): Promise<void> {
     const table = await this.table(name);
