@@ -120,6 +120,23 @@ describe("an objects add killed mid-write", () => {
   });
 });
 
+describe("large adds", () => {
+  it("an id repeated across write batches keeps its last object; re-adding keeps created_at", async () => {
+    const project = tempProject();
+    const lines = objects(4500, "x").split("\n");
+    lines[4400] = JSON.stringify({ id: "x10", text: "the last version" }); // x10 again, two batches later
+    const added = await cliJson(project, ["objects", "add", "-"], { input: lines.join("\n") });
+    expect(added.count).toBe(4499);
+    const first = await cliJson(project, ["objects", "get", "x10"]);
+    expect(first.object.text).toBe("the last version");
+    await cliJson(project, ["objects", "add", "-"], { input: JSON.stringify({ id: "x10", text: "replaced later" }) });
+    const second = await cliJson(project, ["objects", "get", "x10"]);
+    expect(second.object.text).toBe("replaced later");
+    expect(second.created_at).toBe(first.created_at);
+    expect(await rowIds(project, "objects").then((ids) => [ids.length, new Set(ids).size])).toEqual([4499, 4499]);
+  });
+});
+
 describe("concurrent use", () => {
   it("two adds at once: disjoint ids all land, overlapping ids come whole from one of them", async () => {
     const project = tempProject();

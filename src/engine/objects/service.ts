@@ -28,6 +28,8 @@ export interface AddProgress {
   total?: number;
 }
 
+/** Objects in one add from which the object table is compacted right after it. */
+const COMPACT_AFTER = 20_000;
 /** Objects read between two reading-progress calls. */
 const READ_PROGRESS_EVERY = 5000;
 
@@ -62,8 +64,9 @@ export async function addObjects(
   try {
     const replay: ReplayableInput[] = [];
     for (const input of inputs) replay.push(await replayable(input, () => spooled[spooled.push(ctx.project.spoolFile()) - 1] as string));
-    // Pass 1: validate everything, remember the ids. Generated ids are fixed here, by position.
+    // Pass 1: validate everything, remember the ids (and which repeat). Generated ids are fixed here, by position.
     const ids = new Set<string>();
+    const repeated = new Set<string>();
     const generated: string[] = [];
     const progress = options.onProgress ?? (() => {});
     let read = 0;
@@ -71,6 +74,7 @@ export async function addObjects(
       for await (const { object, where } of readObjects(input)) {
         let id = objectId(object, idField, where);
         if (id === null) generated.push((id = newObjectId()));
+        else if (ids.has(id)) repeated.add(id);
         ids.add(id);
         if (++read % READ_PROGRESS_EVERY === 0) progress({ phase: "reading", done: read });
       }
@@ -82,21 +86,27 @@ export async function addObjects(
     await ctx.locked(async () => {
       ctx.project.beginAdd(await store.objectsVersion());
       try {
+        // Objects that exist already keep their created_at and are replaced; new ones are appended,
+        // which costs a batch, where a merge would cost the whole table.
+        const existing = await store.createdAt([...ids]);
+        const written = new Set<string>(); // repeated ids already written by this add
         let nextGenerated = 0;
         let consumed = 0; // objects of the input written so far (a repeated id counts each time)
         let batch = new Map<string, JsonObject>();
         const flush = async () => {
           if (batch.size === 0) return;
-          const existing = await store.getObjects([...batch.keys()]);
           const first = ctx.project.reserveSeq(batch.size);
           const rows: ObjectRow[] = [...batch].map(([id, object], i) => ({
             id,
             body: JSON.stringify(object),
             seq: first + i,
-            created_at: existing.get(id)?.created_at ?? stamp,
+            created_at: existing.get(id) ?? stamp,
             updated_at: stamp,
           }));
-          await store.upsertObjects(rows);
+          const replaces = (row: ObjectRow) => existing.has(row.id) || written.has(row.id);
+          await store.appendObjects(rows.filter((row) => !replaces(row)));
+          await store.upsertObjects(rows.filter(replaces));
+          for (const id of batch.keys()) if (repeated.has(id)) written.add(id);
           progress({ phase: "writing", done: consumed, total: read });
           batch = new Map();
         };
@@ -115,6 +125,8 @@ export async function addObjects(
         throw error;
       }
       ctx.project.endAdd();
+      // A large add leaves many small fragments and rows its id index does not cover yet.
+      if (read >= COMPACT_AFTER) await store.optimizeObjects();
     });
     if (ctx.project.indexes().length > 0) ensureWorker(ctx.project);
     return ids.size <= MAX_LISTED_IDS ? { count: ids.size, ids: [...ids] } : { count: ids.size };

@@ -213,6 +213,27 @@ export class LanceStore {
     });
   }
 
+  /** Appends objects whose ids are not in the table yet (the caller knows), in one commit. */
+  async appendObjects(rows: readonly ObjectRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const table = await this.ensureObjectsTable();
+    await wrap("writing objects", async () => {
+      await table.add(rows.map((row) => ({ ...row })));
+    });
+  }
+
+  /** The creation time of those of `ids` that are stored (reads no bodies). */
+  async createdAt(ids: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    const table = await this.objectsTable();
+    if (!table || ids.length === 0 || (await table.countRows()) === 0) return out;
+    for (const part of chunks(ids, ID_CHUNK)) {
+      const rows = await wrap("reading objects", () => table.query().where(sqlIn("id", part)).select(["id", "created_at"]).toArray());
+      for (const row of rows) out.set(String(row.id), String(row.created_at));
+    }
+    return out;
+  }
+
   async getObjects(ids: readonly string[]): Promise<Map<string, ObjectRow>> {
     const out = new Map<string, ObjectRow>();
     const table = await this.objectsTable();
