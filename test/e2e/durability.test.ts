@@ -157,6 +157,11 @@ describe("concurrent use", () => {
     const project = tempProject();
     await cliJson(project, ["objects", "add", "-"], { input: objects(1200) });
     const index = (await cliJson(project, ["index", "create"])).id;
+    // worker status tells what the worker is doing
+    let worker = await cliJson(project, ["worker", "status"]);
+    for (let i = 0; i < 20 && worker.state?.phase !== "indexing"; i++) worker = await cliJson(project, ["worker", "status"]);
+    expect(worker).toMatchObject({ running: true, state: { pid: worker.pid, phase: "indexing", index } });
+    expect(worker.state.pending).toBeGreaterThan(0);
     const deleted: string[] = [];
     for (let i = 0; i < 6; i++) {
       const id = `o${i * 10 + 5}`; // "The glacier …" objects: good matches for the query
