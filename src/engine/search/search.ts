@@ -74,7 +74,8 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
   // The filter is checked against the index even when nothing is indexed yet, so its errors do not depend on timing.
   const where = request.filter ? compileFilter(request.filter, fieldResolver(index.configuration, await store.filterColumns(table))) : undefined;
   const filtered = where === undefined ? undefined : await store.countRows(table, where);
-  if (filtered === 0 || (await store.countRows(table)) === 0) return empty;
+  // (a filter that leaves rows already says the index has some)
+  if (filtered === 0 || (filtered === undefined && (await store.countRows(table)) === 0)) return empty;
   const [vector] = await queryVector;
   const q: RankQuery = {
     mode,
