@@ -78,7 +78,7 @@ export interface SearchHit {
   score: number;
   /** The object projected by `object_fields`. */
   object: JsonObject;
-  /** The searchable text of the object, for snippets. */
+  /** The searchable text of the object, for snippets ("" when the search asked for no snippets). */
   text: string;
   /** Present when highlights were asked for: best first. */
   highlights?: TextHighlight[];

@@ -85,6 +85,7 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
     resultFields: options.resultFields ?? options.resultsFields,
     mode: options.mode,
     filter: options.filter,
+    snippets: mode === "table" || mode === "interactive",
   };
   const write = (text: string) => process.stdout.write(text);
   await withEngine(options, async (engine) => {

@@ -23,6 +23,8 @@ export interface SearchParams {
   vectorWeight?: number;
   /** A filter in the filter language (search/filter-syntax.ts); empty filters nothing out. */
   filter?: string;
+  /** false: leave each hit's searchable `text` empty (it is only for snippets; default true). */
+  snippets?: boolean;
 }
 
 export const SEARCH_MODES = ["hybrid", "lexical", "vector"] as const;

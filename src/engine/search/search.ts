@@ -93,7 +93,8 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
 
   const page = ranked.slice(request.offset, request.offset + request.limit);
   const ids = page.map((hit) => hit.id);
-  const [objects, texts] = await Promise.all([store.getObjects(ids), store.texts(table, ids)]);
+  // The searchable text is for snippets in tables; JSON callers do not ask for it.
+  const [objects, texts] = await Promise.all([store.getObjects(ids), params.snippets === false ? new Map<string, string>() : store.texts(table, ids)]);
   const hits: SearchHit[] = [];
   const rules = new FieldRules(index.configuration);
   for (const { id, score } of page) {
