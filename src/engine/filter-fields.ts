@@ -11,7 +11,7 @@
  *   up to MAX_FILTER_COLUMNS (nested fields must be named).
  */
 import type { FieldType, IndexConfiguration } from "./config.js";
-import { readFieldValue, type FieldValue } from "./field-types.js";
+import { readFieldValue, storageType, storedValue, type FieldValue } from "./field-types.js";
 import { FieldRules, isScalar, valueAt } from "./fields.js";
 import type { FieldResolver } from "./search/filters.js";
 import type { JsonObject } from "./types.js";
@@ -69,7 +69,13 @@ export interface FilterValues {
  * admitted top-level scalar field. `id` is the object's id. Lists and nested objects have no
  * value unless the field's type is declared, where they are errors like any unreadable value.
  */
-export function filterValues(object: JsonObject, id: string, config: IndexConfiguration, named: readonly FilterField[]): FilterValues {
+export function filterValues(
+  object: JsonObject,
+  id: string,
+  config: IndexConfiguration,
+  named: readonly FilterField[],
+  rules = new FieldRules(config),
+): FilterValues {
   const values = new Map<string, FieldValue | null>();
   const errors: string[] = [];
   const read = (field: FilterField, value: unknown) => {
@@ -82,7 +88,6 @@ export function filterValues(object: JsonObject, id: string, config: IndexConfig
   };
   for (const field of named) read(field, field.path === "id" ? id : valueAt(object, field.path));
   if (discoversFilterFields(config)) {
-    const rules = new FieldRules(config);
     for (const [key, value] of Object.entries(object)) {
       if (values.has(key) || !rules.admits("filterable", key)) continue;
       if (key === "id") values.set(key, id);
@@ -90,6 +95,48 @@ export function filterValues(object: JsonObject, id: string, config: IndexConfig
     }
   }
   return { values, errors };
+}
+
+/** The stored filter values of one object, by column (booleans as 1/0; no entry: no value). */
+export type FilterRecord = Record<string, string | number>;
+
+export interface BatchFilters {
+  /** object id → its filter values */
+  records: Map<string, FilterRecord>;
+  /** object id → why it cannot be indexed (declared fields whose values cannot be read) */
+  errors: Map<string, string>;
+  /** every column the batch needs (named fields' always), with its storage type */
+  columns: Map<string, "string" | "double">;
+  /** the columns of named fields, which the cap on discovered columns never drops */
+  named: Set<string>;
+}
+
+/** The filter values of a batch of objects, the objects that fail their declared types, and the columns needed. */
+export function batchFilters(objects: readonly { id: string; object: JsonObject }[], config: IndexConfiguration): BatchFilters {
+  const rules = new FieldRules(config);
+  const named = namedFilterFields(config);
+  const out: BatchFilters = {
+    records: new Map(),
+    errors: new Map(),
+    columns: new Map(named.map((field) => [filterColumn(field.path), storageType(field.type)])),
+    named: new Set(named.map((field) => filterColumn(field.path))),
+  };
+  for (const { id, object } of objects) {
+    const read = filterValues(object, id, config, named, rules);
+    if (read.errors.length > 0) {
+      out.errors.set(id, read.errors.join("; "));
+      continue;
+    }
+    const record: FilterRecord = {};
+    for (const [path, value] of read.values) {
+      if (value === null) continue;
+      const column = filterColumn(path);
+      record[column] = storedValue(value);
+      if (!out.columns.has(column)) out.columns.set(column, storageType(fieldType(config, path)));
+    }
+    out.records.set(id, record);
+  }
+  return out;
 }
 
 /**

@@ -13,9 +13,9 @@ import type { EngineContext } from "../context.js";
 import { tryLock, type Release } from "../lock.js";
 import { hasPendingWork } from "./spawn.js";
 import { indexTableName, segmentTableName, type IndexProgress, type WorkerState } from "../project.js";
-import { storageType, storedValue } from "../field-types.js";
-import { filterColumn, filterColumnPath, filterValues, MAX_FILTER_COLUMNS, namedFilterFields, fieldType } from "../filter-fields.js";
-import type { FilterColumnType, FilterRecord, IndexRow, LanceStore, ObjectRow, SegmentRow } from "../store/lancedb.js";
+import { storageType } from "../field-types.js";
+import { batchFilters, fieldType, filterColumnPath, MAX_FILTER_COLUMNS, type BatchFilters } from "../filter-fields.js";
+import type { FilterColumnType, IndexRow, LanceStore, ObjectRow, SegmentRow } from "../store/lancedb.js";
 import type { IndexRecord, JsonObject } from "../types.js";
 import { embeddableText, highlightsEnabled, searchableText, segmentableFields, segmentDelimiter } from "./extract.js";
 import { segmentText } from "./segment.js";
@@ -74,10 +74,15 @@ class Worker {
     return this.ctx.locked(fn, Infinity);
   }
 
+  /** Whether the index still exists (it may be deleted while the worker embeds). */
+  private exists(index: IndexRecord): boolean {
+    return this.ctx.project.indexes().some((candidate) => candidate.id === index.id);
+  }
+
   /** Saves progress (write lock held), unless the index was deleted meanwhile. */
   private saveProgress(index: IndexRecord, change: (progress: IndexProgress) => void): boolean {
     const { project } = this.ctx;
-    if (!project.indexes().some((candidate) => candidate.id === index.id)) return false;
+    if (!this.exists(index)) return false;
     const progress = project.progress(index.id);
     change(progress);
     project.saveProgress(index.id, progress);
@@ -113,28 +118,10 @@ class Worker {
     if (!(await this.locked(async () => this.saveProgress(index, (p) => (p.processingSeq = lastSeq))))) return false;
     this.report("indexing", index.id, await store.countObjects(progress.indexedSeq));
 
-    const objects = batch.map((row) => JSON.parse(row.body) as JsonObject);
+    const objects = batch.map((row) => ({ id: row.id, object: JSON.parse(row.body) as JsonObject }));
     // Filter values first: an object with a value its declared type cannot read is an error, not indexed.
-    const named = namedFilterFields(index.configuration);
-    const filters = new Map<string, FilterRecord>();
-    const errors = new Map<string, string>();
-    const columns = new Map<string, FilterColumnType>(named.map((field) => [filterColumn(field.path), storageType(field.type)]));
-    batch.forEach((row, i) => {
-      const read = filterValues(objects[i] as JsonObject, row.id, index.configuration, named);
-      if (read.errors.length > 0) {
-        errors.set(row.id, read.errors.join("; "));
-        return;
-      }
-      const record: FilterRecord = {};
-      for (const [path, value] of read.values) {
-        if (value === null) continue;
-        const column = filterColumn(path);
-        record[column] = storedValue(value);
-        if (!columns.has(column)) columns.set(column, storageType(fieldType(index.configuration, path)));
-      }
-      filters.set(row.id, record);
-    });
-    const indexable = batch.map((row, i) => ({ row, object: objects[i] as JsonObject })).filter(({ row }) => !errors.has(row.id));
+    const filters = batchFilters(objects, index.configuration);
+    const indexable = batch.map((row, i) => ({ row, object: (objects[i] as { object: JsonObject }).object })).filter(({ row }) => !filters.errors.has(row.id));
 
     const texts = indexable.map(({ object }) => searchableText(object, index.configuration));
     const segments = highlightsEnabled(index.configuration) ? indexable.flatMap(({ row, object }) => objectSegments(row, object, index)) : [];
@@ -144,25 +131,25 @@ class Worker {
       seq: row.seq,
       text: texts[i] as string,
       vector: vectors[i] as Float32Array,
-      filters: filters.get(row.id),
+      filters: filters.records.get(row.id),
     }));
     const segmentRows: SegmentRow[] = segments.map((segment, i) => ({
       ...segment,
       vector: vectors[texts.length + i] as Float32Array,
-      filters: filters.get(segment.object_id),
+      filters: filters.records.get(segment.object_id),
     }));
 
     await this.locked(async () => {
       const { project } = this.ctx;
-      if (!project.indexes().some((candidate) => candidate.id === index.id)) return;
+      if (!this.exists(index)) return;
       // Objects replaced or deleted while this batch was embedded are skipped: their newer
       // version has a higher seq and is picked up by a later batch, a deletion already removed its rows.
       const current = await store.getObjects(batch.map((row) => row.id));
       const isLive = (id: string, seq: number) => current.get(id)?.seq === seq;
       const live = rows.filter((row) => isLive(row.id, row.seq));
-      const failed = batch.filter((row) => errors.has(row.id) && isLive(row.id, row.seq)).map((row) => row.id);
+      const failed = batch.filter((row) => filters.errors.has(row.id) && isLive(row.id, row.seq)).map((row) => row.id);
       const highlights = highlightsEnabled(index.configuration);
-      await this.ensureColumns(store, index, columns);
+      await this.ensureColumns(store, index, filters);
       await store.upsertIndexRows(indexTableName(index.id), live);
       // A failed object's earlier version must not stay searchable.
       await store.deleteIndexRows(indexTableName(index.id), failed);
@@ -172,7 +159,7 @@ class Worker {
       }
       const saved = project.progress(index.id);
       for (const row of live) delete saved.errors[row.id];
-      for (const id of failed) saved.errors[id] = { seq: (current.get(id) as ObjectRow).seq, message: errors.get(id) as string };
+      for (const id of failed) saved.errors[id] = { seq: (current.get(id) as ObjectRow).seq, message: filters.errors.get(id) as string };
       saved.indexedSeq = Math.max(saved.indexedSeq, lastSeq);
       saved.processingSeq = null;
       project.saveProgress(index.id, saved);
@@ -186,13 +173,12 @@ class Worker {
    * Adds the filter columns a batch needs to the index table (and its segments table). Columns
    * found on their own stop at MAX_FILTER_COLUMNS; named fields always get theirs.
    */
-  private async ensureColumns(store: LanceStore, index: IndexRecord, wanted: Map<string, FilterColumnType>): Promise<void> {
+  private async ensureColumns(store: LanceStore, index: IndexRecord, { columns, named }: BatchFilters): Promise<void> {
     const table = indexTableName(index.id);
     const present = await store.filterColumns(table);
-    const named = new Set(namedFilterFields(index.configuration).map((field) => filterColumn(field.path)));
     let room = MAX_FILTER_COLUMNS - present.size;
     const add = new Map<string, FilterColumnType>();
-    for (const [column, type] of wanted) {
+    for (const [column, type] of columns) {
       if (present.has(column)) continue;
       if (named.has(column) || room > 0) {
         add.set(column, type);
@@ -225,7 +211,7 @@ class Worker {
     if (project.progress(index.id).indexedSeq >= project.lastSeq()) return;
     await this.locked(async () => {
       const progress = project.progress(index.id);
-      if (!project.indexes().some((candidate) => candidate.id === index.id)) return;
+      if (!this.exists(index)) return;
       if ((await store.objectsAfter(progress.indexedSeq, 1)).length > 0) return;
       progress.indexedSeq = Math.max(progress.indexedSeq, project.lastSeq());
       project.saveProgress(index.id, progress);
@@ -254,7 +240,7 @@ class Worker {
       }
     }
     const done = await this.locked(async () => {
-      if (!this.ctx.project.indexes().some((candidate) => candidate.id === index.id)) return false;
+      if (!this.exists(index)) return false;
       await store.optimizeIndexTable(indexTableName(index.id));
       if (highlightsEnabled(index.configuration)) await store.optimizeIndexTable(segmentTableName(index.id));
       return this.saveProgress(index, (p) => (p.optimizedSeq = Math.max(p.optimizedSeq, target)));

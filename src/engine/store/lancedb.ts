@@ -8,6 +8,7 @@
  *   (full-text indexed) and its `vector`.
  */
 import { InternalError } from "../errors.js";
+import type { FilterRecord } from "../filter-fields.js";
 import { sqlIn, sqlNumber } from "./sql.js";
 
 // LanceDB's Rust logger writes warnings straight to stderr; semsearch's stderr carries only its own messages.
@@ -32,7 +33,7 @@ export interface ObjectRow {
 }
 
 /** Values of filter columns (`f_…`) by column name; a column left out is null. */
-export type FilterRecord = Record<string, string | number | null>;
+export type { FilterRecord };
 
 export interface IndexRow {
   id: string;
@@ -112,8 +113,8 @@ function toObjectRow(row: Record<string, unknown>): ObjectRow {
 }
 
 /** A row's filter values for every filter column of its table (null where it has none). */
-function filterRecord(columns: ReadonlySet<string>, filters: FilterRecord | undefined): FilterRecord {
-  const out: FilterRecord = {};
+function filterRecord(columns: ReadonlySet<string>, filters: FilterRecord | undefined): Record<string, string | number | null> {
+  const out: Record<string, string | number | null> = {};
   for (const column of columns) out[column] = filters?.[column] ?? null;
   return out;
 }

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseCreateIndexBody } from "../../../src/engine/config.js";
-import { fieldResolver, filterColumn, filterColumnPath, filterValues, namedFilterFields } from "../../../src/engine/filter-fields.js";
+import { batchFilters, fieldResolver, filterColumn, filterColumnPath, filterValues, namedFilterFields } from "../../../src/engine/filter-fields.js";
 
 const config = (fields: object = {}) => parseCreateIndexBody({ configuration: { index_type: { name: "text" }, fields } }).configuration;
 
@@ -56,6 +56,31 @@ describe("filterValues", () => {
   it("a field that is not crawlable is never filterable", () => {
     const c = config({ crawlable: { deny: ["price"] } });
     expect(filterValues(product, "p1", c, namedFilterFields(c)).values.has("price")).toBe(false);
+  });
+});
+
+describe("batchFilters", () => {
+  it("stores each object's values by column, sets aside objects that fail their types, and lists the columns", () => {
+    const c = config({ types: { price: "float", in_stock: "bool" } });
+    const batch = batchFilters(
+      [
+        { id: "a", object: { id: "a", price: 2.5, in_stock: true, colour: "red" } },
+        { id: "b", object: { price: "cheap" } },
+        { id: "c", object: {} },
+      ],
+      c,
+    );
+    expect(batch.records.get("a")).toEqual({ [filterColumn("id")]: "a", [filterColumn("price")]: 2.5, [filterColumn("in_stock")]: 1, [filterColumn("colour")]: "red" });
+    expect(batch.records.get("c")).toEqual({});
+    expect(batch.records.has("b")).toBe(false);
+    expect(batch.errors.get("b")).toBe('field "price": expected a float, got "cheap"');
+    expect(Object.fromEntries(batch.columns)).toEqual({
+      [filterColumn("price")]: "double",
+      [filterColumn("in_stock")]: "double",
+      [filterColumn("id")]: "string",
+      [filterColumn("colour")]: "string",
+    });
+    expect(batch.named).toEqual(new Set([filterColumn("price"), filterColumn("in_stock")]));
   });
 });
 
