@@ -88,10 +88,11 @@ export function filterValues(
   };
   for (const field of named) read(field, field.path === "id" ? id : valueAt(object, field.path));
   if (discoversFilterFields(config)) {
+    // `id` is the object's id, also when it is generated or read from another field (--id-field)
+    if (!values.has("id") && rules.admits("filterable", "id")) values.set("id", id);
     for (const [key, value] of Object.entries(object)) {
       if (values.has(key) || !rules.admits("filterable", key)) continue;
-      if (key === "id") values.set(key, id);
-      else if (isScalar(value)) values.set(key, String(value));
+      if (isScalar(value)) values.set(key, String(value));
     }
   }
   return { values, errors };

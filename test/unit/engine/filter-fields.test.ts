@@ -71,7 +71,7 @@ describe("batchFilters", () => {
       c,
     );
     expect(batch.records.get("a")).toEqual({ [filterColumn("id")]: "a", [filterColumn("price")]: 2.5, [filterColumn("in_stock")]: 1, [filterColumn("colour")]: "red" });
-    expect(batch.records.get("c")).toEqual({});
+    expect(batch.records.get("c")).toEqual({ [filterColumn("id")]: "c" }); // the id, though the object has no id field
     expect(batch.records.has("b")).toBe(false);
     expect(batch.errors.get("b")).toBe('field "price": expected a float, got "cheap"');
     expect(Object.fromEntries(batch.columns)).toEqual({
