@@ -108,21 +108,21 @@ class Parser {
   }
 
   private parseOr(depth: number): FilterNode {
-    const items = [this.parseAnd(depth)];
-    for (this.skipSpace(); this.atKeyword("OR"); this.skipSpace()) {
-      this.pos += 2;
-      items.push(this.parseAnd(depth));
-    }
-    return items.length === 1 ? (items[0] as FilterNode) : { kind: "or", items };
+    return this.parseJoined("OR", () => this.parseAnd(depth));
   }
 
   private parseAnd(depth: number): FilterNode {
-    const items = [this.parseUnary(depth)];
-    for (this.skipSpace(); this.atKeyword("AND"); this.skipSpace()) {
-      this.pos += 3;
-      items.push(this.parseUnary(depth));
+    return this.parseJoined("AND", () => this.parseUnary(depth));
+  }
+
+  /** Operands joined by one operator; a single operand is returned as it is. */
+  private parseJoined(operator: "AND" | "OR", operand: () => FilterNode): FilterNode {
+    const items = [operand()];
+    for (this.skipSpace(); this.atKeyword(operator); this.skipSpace()) {
+      this.pos += operator.length;
+      items.push(operand());
     }
-    return items.length === 1 ? (items[0] as FilterNode) : { kind: "and", items };
+    return items.length === 1 ? (items[0] as FilterNode) : { kind: operator === "AND" ? "and" : "or", items };
   }
 
   private parseUnary(depth: number): FilterNode {
