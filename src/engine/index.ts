@@ -68,14 +68,14 @@ export class Engine {
   }
 
   async listIndexes(): Promise<IndexInfo[]> {
-    await resumeWorker(this.ctx);
+    resumeWorker(this.ctx);
     return indexes.listIndexes(this.ctx);
   }
 
   /** NotFoundError INDEX_NOT_FOUND for an unknown id. */
   async getIndex(id: string): Promise<IndexInfo> {
     const index = indexes.findIndex(this.ctx, id);
-    await resumeWorker(this.ctx);
+    resumeWorker(this.ctx);
     return indexes.describeIndex(this.ctx, index);
   }
 
@@ -98,7 +98,7 @@ export class Engine {
   }
 
   async getObject(id: string): Promise<ObjectInfo> {
-    await resumeWorker(this.ctx);
+    resumeWorker(this.ctx);
     return objects.getObject(this.ctx, id);
   }
 
@@ -113,7 +113,7 @@ export class Engine {
   /** Searches an index; the result has the service's pagination (spec §2.7). */
   async search(indexId: string, params: SearchParams): Promise<SearchPage> {
     const page = await search(this.ctx, indexId, params);
-    await resumeWorker(this.ctx);
+    resumeWorker(this.ctx);
     return page;
   }
 
@@ -123,7 +123,7 @@ export class Engine {
 
   /** Whether a worker runs and what it does; starts one first when work is pending and none runs. */
   async workerStatus(): Promise<WorkerStatus> {
-    if (await resumeWorker(this.ctx)) {
+    if (resumeWorker(this.ctx)) {
       // give the new worker a moment to take its lock, so the answer is about it
       for (let i = 0; i < 40 && workerPid(this.ctx.project) === null; i++) await new Promise((resolve) => setTimeout(resolve, 50));
     }

@@ -31,7 +31,7 @@ export function ensureWorker(project: Project): void {
 }
 
 /** Whether any index has objects it has not indexed or optimized yet (from stored progress alone). */
-export async function hasPendingWork(ctx: EngineContext): Promise<boolean> {
+export function hasPendingWork(ctx: EngineContext): boolean {
   const last = ctx.project.lastSeq();
   return ctx.project.indexes().some((index) => {
     const progress = ctx.project.progress(index.id);
@@ -43,8 +43,8 @@ export async function hasPendingWork(ctx: EngineContext): Promise<boolean> {
  * Starts a worker when work is pending and none runs (a killed worker is resumed by the next
  * command); true when it started one.
  */
-export async function resumeWorker(ctx: EngineContext): Promise<boolean> {
-  if (!ctx.project.exists() || workerPid(ctx.project) !== null || !(await hasPendingWork(ctx))) return false;
+export function resumeWorker(ctx: EngineContext): boolean {
+  if (!ctx.project.exists() || workerPid(ctx.project) !== null || !hasPendingWork(ctx)) return false;
   ensureWorker(ctx.project);
   return true;
 }

@@ -306,6 +306,6 @@ export async function runWorker(ctx: EngineContext, log: WorkerLog): Promise<voi
       ctx.project.saveWorkerState(null);
       release();
     }
-    release = (await hasPendingWork(ctx)) ? tryLock(ctx.project.workerLock) : null;
+    release = hasPendingWork(ctx) ? tryLock(ctx.project.workerLock) : null;
   }
 }

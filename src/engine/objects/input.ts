@@ -5,7 +5,7 @@
  * re-read; a stream is spooled to a file first.
  */
 import { createReadStream, createWriteStream } from "node:fs";
-import { open } from "node:fs/promises";
+import { open, readFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { pipeline } from "node:stream/promises";
 import { parseLine, parseObjectsText, type ParsedObject } from "./parse.js";
@@ -31,9 +31,7 @@ export async function replayable(input: ObjectsInput, spoolFile: () => string): 
 }
 
 async function wholeText(input: ReplayableInput): Promise<string> {
-  if ("text" in input) return input.text;
-  const { readFile } = await import("node:fs/promises");
-  return readFile(input.path, "utf8");
+  return "text" in input ? input.text : readFile(input.path, "utf8");
 }
 
 /** The first non-space character of an input (after a byte order mark), or null when it is blank. */
