@@ -52,17 +52,25 @@ export async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+function refuseTerminalStdin(): void {
+  if (process.stdin.isTTY) throw new UsageError("NO_INPUT", "Reading from standard input, but it is a terminal: pipe the input in");
+}
+
+function unreadable(file: string, error: unknown): UsageError {
+  const code = (error as NodeJS.ErrnoException).code;
+  return new UsageError("INPUT_NOT_READABLE", `Cannot read ${file}: ${code === "ENOENT" ? "no such file" : (error as Error).message}`);
+}
+
 /** Reads a file, or standard input for `-`; a missing file is a usage error naming it. */
 export async function readInput(file: string): Promise<{ text: string; source: string }> {
   if (file === "-") {
-    if (process.stdin.isTTY) throw new UsageError("NO_INPUT", "Reading from standard input, but it is a terminal: pipe the input in");
+    refuseTerminalStdin();
     return { text: await readStdin(), source: "<stdin>" };
   }
   try {
     return { text: await readFile(file, "utf8"), source: file };
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError("INPUT_NOT_READABLE", `Cannot read ${file}: ${code === "ENOENT" ? "no such file" : (error as Error).message}`);
+    throw unreadable(file, error);
   }
 }
 
@@ -72,16 +80,14 @@ export async function readInput(file: string): Promise<{ text: string; source: s
  */
 export async function objectsInput(file: string): Promise<ObjectsInput> {
   if (file === "-") {
-    if (process.stdin.isTTY) throw new UsageError("NO_INPUT", "Reading from standard input, but it is a terminal: pipe the input in");
+    refuseTerminalStdin();
     return { stream: process.stdin, source: "<stdin>" };
   }
   try {
-    const stats = await stat(file);
-    if (stats.isDirectory()) throw Object.assign(new Error("it is a directory"), { code: "EISDIR" });
+    if ((await stat(file)).isDirectory()) throw new Error("it is a directory");
     await access(file, constants.R_OK);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError("INPUT_NOT_READABLE", `Cannot read ${file}: ${code === "ENOENT" ? "no such file" : (error as Error).message}`);
+    throw unreadable(file, error);
   }
   return { path: file, source: file };
 }
