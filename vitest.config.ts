@@ -2,6 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
+    globalSetup: ["test/helpers/global-setup.ts"],
     expect: { requireAssertions: true },
     projects: [
       {

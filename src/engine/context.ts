@@ -1,5 +1,5 @@
 /** What every engine operation works on: the project directory and its database, opened lazily. */
-import { processAlive } from "./lock.js";
+import { interruptedWorkPending, recoverInterrupted } from "./journals.js";
 import { Project } from "./project.js";
 import { LanceStore } from "./store/lancedb.js";
 
@@ -9,45 +9,31 @@ export class EngineContext {
   constructor(readonly project: Project) {}
 
   /**
-   * The project database; creates the project layout on first use. An add abandoned by a dead
-   * process is rolled back before anything is read, so readers never see half an add.
+   * The project database; creates the project layout on first use. Work left half-done by a dead
+   * process (an add to roll back, a delete to complete) is finished before anything is read, so
+   * readers never see half an add or half a delete.
    */
-  store(): Promise<LanceStore> {
+  async store(): Promise<LanceStore> {
     this.storePromise ??= (async () => {
       this.project.init();
-      const store = await LanceStore.open(this.project.dataDir);
-      const journal = this.project.unfinishedAdd();
-      if (journal && !processAlive(journal.pid)) {
-        await this.project.locked(async () => {
-          const current = this.project.unfinishedAdd(); // still there once we hold the lock?
-          if (current) await store.restoreObjects(current.objectsVersion);
-          this.project.endAdd();
-        });
-      }
-      return store;
+      return LanceStore.open(this.project.dataDir);
     })();
-    return this.storePromise;
+    const store = await this.storePromise;
+    if (interruptedWorkPending(this.project)) await this.project.locked(() => recoverInterrupted(this.project, store));
+    return store;
   }
 
   /**
-   * Runs `fn` holding the project's write lock. Every writer goes through here: an add whose
-   * process died mid-way (its journal is still there, and we now hold the lock) is rolled back first.
-   * Commands give up after `timeoutMs` (ConflictError); the background worker waits as long as it takes.
+   * Runs `fn` holding the project's write lock. Every writer goes through here: work a dead process
+   * left half-done (its journal is still there, and we now hold the lock) is finished first.
+   * Commands give up after `timeoutMs` (ConflictError); the background worker waits longer.
    */
   async locked<T>(fn: () => Promise<T>, timeoutMs?: number): Promise<T> {
-    await this.store(); // opened before taking the lock: opening may itself take it to roll back
+    const store = await this.store(); // opened before taking the lock: opening may itself take it to recover
     return this.project.locked(async () => {
-      await this.rollBackAdd();
+      await recoverInterrupted(this.project, store);
       return fn();
     }, timeoutMs);
-  }
-
-  /** Restores the object table to its version before an unfinished add, if there is one (write lock held). */
-  async rollBackAdd(): Promise<void> {
-    const journal = this.project.unfinishedAdd();
-    if (!journal) return;
-    await (await this.store()).restoreObjects(journal.objectsVersion);
-    this.project.endAdd();
   }
 
   async close(): Promise<void> {

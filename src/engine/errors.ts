@@ -80,13 +80,23 @@ export class CancelledError extends SemsearchError {
   override readonly exitCode = 130;
 }
 
+/**
+ * The machine will not do what the project needs: a full disk, a read-only file system, no
+ * permission, a project path that is not a directory, damaged project files. Not a bug; the
+ * message says what to do.
+ */
+export class EnvironmentError extends SemsearchError {
+  override readonly status = 503;
+  override readonly exitCode = 6;
+}
+
 /** A bug or an unclassified failure of a dependency. */
 export class InternalError extends SemsearchError {
   override readonly status = 500;
   override readonly exitCode = 1;
 }
 
-const CLASSES = { UsageError, NotFoundError, ValidationError, ConflictError, CancelledError, InternalError };
+const CLASSES = { UsageError, NotFoundError, ValidationError, ConflictError, CancelledError, EnvironmentError, InternalError };
 
 /** Rebuilds an error sent as `toJSON()` from a worker thread or process. */
 export function errorFromPayload(payload: ErrorPayload): SemsearchError {
@@ -99,4 +109,46 @@ export function toSemsearchError(error: unknown, context: string): SemsearchErro
   if (error instanceof SemsearchError) return error;
   const message = error instanceof Error ? error.message : String(error);
   return new InternalError("INTERNAL", `${context}: ${message}`, { cause: error });
+}
+
+/** What each system error code means for a person, for the codes that are faults of the environment. */
+const ENVIRONMENT_CODES: Record<string, { what: string; hint: string }> = {
+  ENOSPC: { what: "the disk is full", hint: "Free some space on the disk, then run the command again." },
+  EDQUOT: { what: "the disk quota is exceeded", hint: "Free some space within your quota, then run the command again." },
+  EROFS: { what: "the file system is read-only", hint: "Use a project directory on a writable file system (--project)." },
+  EACCES: { what: "permission denied", hint: "Check the permissions of the project directory, or use another one (--project)." },
+  EPERM: { what: "operation not permitted", hint: "Check the permissions of the project directory, or use another one (--project)." },
+  ENOTDIR: { what: "a part of the path is not a directory", hint: "--project (or SEMSEARCH_PROJECT) must name a directory, or a path where one can be created." },
+  EISDIR: { what: "it is a directory", hint: "Remove or rename that directory." },
+  ENAMETOOLONG: { what: "the path is too long", hint: "Use a shorter project path." },
+  ELOOP: { what: "too many symbolic links", hint: "Check the symbolic links in the project path." },
+  EIO: { what: "an input/output error", hint: "The disk or file system reported a fault; check it." },
+  EMFILE: { what: "too many open files", hint: "Raise the open-file limit (ulimit -n)." },
+  ENFILE: { what: "too many open files in the system", hint: "Close other programs or raise the system's open-file limit." },
+  ENOMEM: { what: "out of memory", hint: "Close other programs, or add memory." },
+};
+
+/** The system error code of an error (`ENOSPC`, …), if it is a system error. */
+export function systemErrorCode(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return typeof code === "string" && /^E[A-Z]+$/.test(code) ? code : undefined;
+}
+
+/** Whether an error is one of the environment's faults (full disk, read-only, permissions…). */
+export function isEnvironmentFault(error: unknown): boolean {
+  const code = systemErrorCode(error);
+  return code !== undefined && Object.hasOwn(ENVIRONMENT_CODES, code);
+}
+
+/**
+ * A file-system failure as a SemsearchError: an EnvironmentError with a message saying what failed
+ * and why (`Cannot write /p/catalog.json: the disk is full (ENOSPC)`) for the environment's faults,
+ * an InternalError otherwise.
+ */
+export function fsError(error: unknown, action: string, file: string): SemsearchError {
+  if (error instanceof SemsearchError) return error;
+  const code = systemErrorCode(error);
+  const known = code !== undefined && Object.hasOwn(ENVIRONMENT_CODES, code) ? ENVIRONMENT_CODES[code] : undefined;
+  if (known) return new EnvironmentError(code as string, `Cannot ${action} ${file}: ${known.what} (${code})`, { hint: known.hint, cause: error });
+  return new InternalError("INTERNAL", `Cannot ${action} ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
 }

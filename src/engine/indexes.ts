@@ -4,6 +4,8 @@ import { parseCreateIndexBody } from "./config.js";
 import type { EngineContext } from "./context.js";
 import { resolveModel, DEFAULT_MODEL } from "./embedding/registry.js";
 import { NotFoundError, ValidationError, InternalError } from "./errors.js";
+import { failpoint } from "./failpoint.js";
+import { dropOrphanTables } from "./journals.js";
 import { newIndexId } from "./ids.js";
 import { ensureWorker, workerPid } from "./indexing/spawn.js";
 import { highlightsEnabled } from "./indexing/extract.js";
@@ -29,8 +31,10 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date):
   };
   const store = await ctx.store();
   await ctx.locked(async () => {
+    await dropOrphanTables(ctx.project, store);
     await store.createIndexTable(indexTableName(record.id), record.dimension);
     if (highlightsEnabled(configuration)) await store.createSegmentTable(segmentTableName(record.id), record.dimension);
+    failpoint("index-create:tables");
     ctx.project.saveIndexes([...ctx.project.indexes(), record]);
   });
   ensureWorker(ctx.project);
@@ -68,9 +72,11 @@ export async function deleteIndex(ctx: EngineContext, id: string): Promise<void>
   const store = await ctx.store();
   await ctx.locked(async () => {
     ctx.project.saveIndexes(ctx.project.indexes().filter((index) => index.id !== id));
+    failpoint("index-delete:catalog");
     await store.dropTable(indexTableName(id));
     await store.dropTable(segmentTableName(id));
     ctx.project.removeProgress(id);
+    await dropOrphanTables(ctx.project, store);
   });
 }
 

@@ -1,60 +1,197 @@
 /**
- * Cross-process locks as exclusive files holding the owner's pid. A lock whose owner
- * has died (kill -9, power loss) is detected and taken over.
+ * Cross-process locks as files naming their owner. A lock file is created whole or not at all:
+ * its content is written to a temporary file first and then hard-linked into place (link fails
+ * if the lock exists), so a crash or a full disk never leaves an empty or half-written lock. The
+ * owner is recorded with its start time (see owner.ts), so a lock whose process died, or whose
+ * pid now belongs to another process, is recognised as stale and taken over.
  */
-import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { closeSync, linkSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ConflictError } from "./errors.js";
+import { ConflictError, fsError } from "./errors.js";
+import { currentOwner, ownerAlive, parseOwner, type Owner } from "./owner.js";
 
 export type Release = () => void;
 
-/** Whether a process with this pid exists. */
-export function processAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
+/** What a lock file says about its holder. */
+export interface LockInfo extends Owner {
+  /** what the holder runs, for messages (`semsearch objects add big.jsonl`) */
+  command?: string;
+  /** when it took the lock (ISO 8601) */
+  since?: string;
+}
+
+interface LockFile extends LockInfo {
+  /** distinguishes two acquisitions by one process */
+  nonce: string;
+}
+
+/** An unreadable lock younger than this may be one being created on a file system without hard links. */
+const UNREADABLE_GRACE_MS = 10_000;
+
+function describeCommand(): string {
+  const args = process.argv.slice(2).map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : JSON.stringify(arg)));
+  return ["semsearch", ...args].join(" ").slice(0, 200);
+}
+
+/** The lock file's content and inode; null when there is no lock file; `info: null` when it is unreadable. */
+function readLock(file: string): { info: LockFile | null; ino: number; ageMs: number } | null {
+  let text: string;
+  let ino: number;
+  let ageMs: number;
   try {
-    process.kill(pid, 0);
+    const stat = statSync(file);
+    ino = stat.ino;
+    ageMs = Date.now() - stat.mtimeMs;
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw fsError(error, "read the lock", file);
+  }
+  // An older version wrote the bare pid.
+  let parsed: unknown = /^\d+\s*$/.test(text) ? { pid: Number(text) } : null;
+  try {
+    parsed ??= JSON.parse(text);
+  } catch {
+    // unreadable
+  }
+  const owner = parseOwner(parsed);
+  if (!owner) return { info: null, ino, ageMs };
+  const { command, since, nonce } = parsed as { command?: unknown; since?: unknown; nonce?: unknown };
+  return {
+    info: {
+      ...owner,
+      command: typeof command === "string" ? command : undefined,
+      since: typeof since === "string" ? since : undefined,
+      nonce: typeof nonce === "string" ? nonce : "",
+    },
+    ino,
+    ageMs,
+  };
+}
+
+/** The live holder of a lock, or null when it is free (absent, stale, or unreadable and old). */
+export function lockHolder(file: string): LockInfo | null {
+  const lock = readLock(file);
+  if (!lock?.info || !ownerAlive(lock.info)) return null;
+  const { nonce: _nonce, ...info } = lock.info;
+  return info;
+}
+
+/** Creates the lock file whole; false when it exists already. */
+function create(file: string, content: string): boolean {
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  try {
+    writeFileSync(tmp, content, { flag: "wx" });
+  } catch (error) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // not created
+    }
+    throw fsError(error, "create the lock", file);
+  }
+  try {
+    linkSync(tmp, file);
     return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/** The pid recorded in a lock file, or null when there is none (or it is unreadable). */
-export function lockOwner(file: string): number | null {
-  try {
-    const pid = Number.parseInt(readFileSync(file, "utf8"), 10);
-    return Number.isInteger(pid) ? pid : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Takes the lock if it is free or its owner is dead; returns null when a live process holds it. */
-export function tryLock(file: string): Release | null {
-  for (let attempt = 0; attempt < 3; attempt++) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return false;
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw fsError(error, "create the lock", file);
+    return createWithoutLink(file, content);
+  } finally {
     try {
-      const fd = openSync(file, "wx");
-      writeSync(fd, `${process.pid}\n`);
-      closeSync(fd);
-      return () => {
-        if (lockOwner(file) === process.pid) unlinkSync(file);
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
-    const owner = lockOwner(file);
-    if (owner !== null && processAlive(owner)) return null;
-    if (owner === null) return null; // being written right now by its new owner
-    // Stale: move it aside atomically so only one contender removes it.
-    try {
-      const aside = `${file}.stale.${process.pid}`;
-      renameSync(file, aside);
-      unlinkSync(aside);
+      unlinkSync(tmp);
     } catch {
-      // another process took it over first
+      // already gone
     }
+  }
+}
+
+/** For file systems without hard links: exclusive create, then write; a failed write removes the file. */
+function createWithoutLink(file: string, content: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, "wx");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw fsError(error, "create the lock", file);
+  }
+  try {
+    writeSync(fd, content);
+  } catch (error) {
+    closeSync(fd);
+    unlinkSync(file);
+    throw fsError(error, "create the lock", file);
+  }
+  closeSync(fd);
+  return true;
+}
+
+/**
+ * Removes a stale lock file, if it is still the one judged stale. Takeovers are serialised by a
+ * second lock (`<file>.takeover`, held for a few system calls): only its holder removes the lock,
+ * after reading it again, so two contenders can never both remove a lock and create their own.
+ * False when another process is taking over right now.
+ */
+function removeStale(file: string, stale: { ino: number }): boolean {
+  const mutex = `${file}.takeover`;
+  const token = `${JSON.stringify(currentOwner())}\n`;
+  if (!create(mutex, token)) {
+    // A takeover lock is held for microseconds: one this old was left by a process that died holding it.
+    const left = readLock(mutex);
+    if (left !== null && left.ageMs > UNREADABLE_GRACE_MS) unlinkQuietly(mutex);
+    return false;
+  }
+  try {
+    const again = readLock(file);
+    if (again !== null && again.ino === stale.ino && !isHeld(again)) unlinkSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw fsError(error, "remove the stale lock", file);
+  } finally {
+    unlinkQuietly(mutex);
+  }
+  return true;
+}
+
+function unlinkQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // gone already
+  }
+}
+
+/** Whether a lock file read by readLock counts as held: a live owner, or unreadable but young (being created). */
+function isHeld(lock: { info: LockFile | null; ageMs: number }): boolean {
+  return lock.info === null ? lock.ageMs < UNREADABLE_GRACE_MS : ownerAlive(lock.info);
+}
+
+/** Takes the lock if it is free or stale; returns null when a live process holds it. */
+export function tryLock(file: string): Release | null {
+  const mine: LockFile = { ...currentOwner(), command: describeCommand(), since: new Date().toISOString(), nonce: randomBytes(8).toString("hex") };
+  for (let attempt = 0; attempt < 4; attempt++) {
+    if (create(file, JSON.stringify(mine) + "\n")) {
+      return () => {
+        try {
+          if (readLock(file)?.info?.nonce === mine.nonce) unlinkSync(file);
+        } catch {
+          // a lock that cannot be removed now is stale once this process exits
+        }
+      };
+    }
+    const existing = readLock(file);
+    if (existing === null) continue; // released meanwhile
+    if (isHeld(existing) || !removeStale(file, existing)) return null;
   }
   return null;
+}
+
+/** A message naming who holds the lock. */
+export function describeHolder(holder: LockInfo | null): string {
+  if (!holder) return "another process";
+  const since = holder.since ? `, since ${holder.since}` : "";
+  return `process ${holder.pid}${holder.command ? ` (${holder.command}${since})` : since ? ` (${since.slice(2)})` : ""}`;
 }
 
 /** Waits for the lock, polling; ConflictError LOCKED after `timeoutMs`. */
@@ -64,8 +201,8 @@ export async function acquireLock(file: string, timeoutMs = 120_000): Promise<Re
     const release = tryLock(file);
     if (release) return release;
     if (Date.now() > deadline) {
-      throw new ConflictError("LOCKED", `The project is locked by process ${lockOwner(file) ?? "?"} (${file})`, {
-        hint: "Wait for the other semsearch command to finish.",
+      throw new ConflictError("LOCKED", `The project is locked by ${describeHolder(lockHolder(file))}: gave up after ${Math.round(timeoutMs / 1000)} s (${file})`, {
+        hint: "Wait for the other semsearch command to finish, then try again.",
       });
     }
     await sleep(delay);

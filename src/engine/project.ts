@@ -8,14 +8,19 @@
  *   <project>/seq                 the last write sequence number handed out
  *   <project>/data/               the LanceDB database
  *   <project>/add.journal         while an add writes: the object table's version before it
+ *   <project>/delete.journal      while a delete runs: the ids it removes
  *   <project>/tmp/                spooled standard input of an add
  *   <project>/worker.json         what the worker is doing (while it runs)
  *   <project>/write.lock, worker.lock, worker.log
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
-import { InternalError } from "./errors.js";
+import * as v from "valibot";
+import { parseCreateIndexBody } from "./config.js";
+import { EnvironmentError, fsError } from "./errors.js";
 import { withLock } from "./lock.js";
+import { ownerAlive, ownerTag, tagAlive, type Owner } from "./owner.js";
+import { damaged, readState, removeState, writeState } from "./state-files.js";
 import type { IndexRecord } from "./types.js";
 
 export interface IndexProgress {
@@ -25,11 +30,14 @@ export interface IndexProgress {
   optimizedSeq: number;
   /** Highest seq of the batch being embedded right now, or null. */
   processingSeq: number | null;
-  /** Objects that could not be indexed, with the reason. */
+  /** Objects that could not be indexed, with the reason; a prototype-free record (ids are user text). */
   errors: Record<string, { seq: number; message: string }>;
 }
 
-export const EMPTY_PROGRESS: IndexProgress = { indexedSeq: 0, optimizedSeq: 0, processingSeq: null, errors: {} };
+/** A fresh progress record: nothing indexed. */
+export function emptyProgress(): IndexProgress {
+  return { indexedSeq: 0, optimizedSeq: 0, processingSeq: null, errors: Object.create(null) as IndexProgress["errors"] };
+}
 
 /** What the background worker is doing, for `worker status`. */
 export interface WorkerState {
@@ -47,35 +55,48 @@ export interface WorkerState {
   updated_at: string;
 }
 
-/** The journal of an add in progress: the object table's version to roll back to. */
-export interface AddJournal {
-  pid: number;
+/** The journal of an add in progress: who writes, and the object table's version to roll back to. */
+export interface AddJournal extends Owner {
   objectsVersion: number;
 }
 
-interface Catalog {
-  version: 1;
-  indexes: IndexRecord[];
+/** The journal of a delete in progress: who deletes, and the ids to remove everywhere. */
+export interface DeleteJournal extends Owner {
+  ids: string[];
 }
+
+const Seq = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+const OwnerEntries = { pid: v.pipe(v.number(), v.safeInteger(), v.minValue(1)), start: v.optional(v.string()) };
+const AddJournalSchema = v.object({ ...OwnerEntries, objectsVersion: Seq });
+const DeleteJournalSchema = v.object({ ...OwnerEntries, ids: v.array(v.string()) });
+const ProgressSchema = v.object({
+  indexedSeq: Seq,
+  optimizedSeq: Seq,
+  processingSeq: v.nullable(Seq),
+  errors: v.record(v.string(), v.object({ seq: Seq, message: v.string() })),
+});
+const IndexRecordSchema = v.object({
+  id: v.pipe(v.string(), v.regex(/^idx_[a-z0-9]+$/)),
+  name: v.optional(v.string()),
+  configuration: v.unknown(),
+  model: v.string(),
+  dimension: v.pipe(v.number(), v.safeInteger(), v.minValue(1)),
+  created_at: v.string(),
+});
+const CatalogSchema = v.object({ version: v.literal(1), indexes: v.array(IndexRecordSchema) });
+const WorkerStateSchema = v.object({
+  pid: v.number(),
+  phase: v.picklist(["indexing", "optimizing", "idle"]),
+  index: v.nullable(v.string()),
+  indexed: v.number(),
+  pending: v.number(),
+  rate: v.number(),
+  started_at: v.string(),
+  updated_at: v.string(),
+});
 
 /** Default project directory, relative to the working directory. */
 export const DEFAULT_PROJECT_DIR = ".semsearch";
-
-function readJson<T>(file: string, fallback: T): T {
-  try {
-    return JSON.parse(readFileSync(file, "utf8")) as T;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return fallback;
-    throw new InternalError("CORRUPT_PROJECT", `cannot read ${file}: ${(error as Error).message}`, { cause: error });
-  }
-}
-
-/** Writes a file so that readers see the old or the new content, never a mix. */
-function writeJsonAtomic(file: string, value: unknown): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(value, null, 2) + "\n");
-  renameSync(tmp, file);
-}
 
 export class Project {
   readonly dataDir: string;
@@ -86,6 +107,7 @@ export class Project {
   private readonly progressDir: string;
   private readonly seqFile: string;
   private readonly addJournal: string;
+  private readonly deleteJournal: string;
   private readonly workerStateFile: string;
   private readonly tmpDir: string;
 
@@ -98,39 +120,118 @@ export class Project {
     this.progressDir = path.join(dir, "progress");
     this.seqFile = path.join(dir, "seq");
     this.addJournal = path.join(dir, "add.journal");
+    this.deleteJournal = path.join(dir, "delete.journal");
     this.workerStateFile = path.join(dir, "worker.json");
     this.tmpDir = path.join(dir, "tmp");
   }
 
-  /** A fresh file name under the project's tmp/ for spooling input (the caller removes it). */
+  private notADirectory(): EnvironmentError {
+    return new EnvironmentError("ENOTDIR", `The project path ${this.dir} is not a directory`, {
+      hint: "--project (or SEMSEARCH_PROJECT) must name a directory, or a path where one can be created.",
+    });
+  }
+
+  /** A fresh file name under the project's tmp/ for spooling input, tagged with this process (the caller removes it). */
   spoolFile(): string {
-    mkdirSync(this.tmpDir, { recursive: true });
-    return path.join(this.tmpDir, `input-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+    this.mkdir(this.tmpDir);
+    return path.join(this.tmpDir, `input-${ownerTag()}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+  }
+
+  /** Removes spooled input left by processes that died (a killed `objects add -`). */
+  removeAbandonedSpools(): void {
+    let names: string[];
+    try {
+      names = readdirSync(this.tmpDir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const tag = /^input-(\d+-[0-9a-f]+)-/.exec(name)?.[1];
+      if (tag !== undefined && !tagAlive(tag)) rmSync(path.join(this.tmpDir, name), { force: true });
+    }
   }
 
   /** Records (write lock held) that an add is writing, and the object table's version before it. */
-  beginAdd(objectsVersion: number): void {
-    writeJsonAtomic(this.addJournal, { pid: process.pid, objectsVersion } satisfies AddJournal);
+  beginAdd(owner: Owner, objectsVersion: number): void {
+    writeState(this.addJournal, { ...owner, objectsVersion } satisfies AddJournal);
   }
 
   endAdd(): void {
-    rmSync(this.addJournal, { force: true });
+    removeState(this.addJournal);
   }
 
-  /** An add that started and never finished (its writer died), if any. */
-  unfinishedAdd(): AddJournal | null {
-    return readJson<AddJournal | null>(this.addJournal, null);
+  /**
+   * The journal of an add that started and has not finished, if any. A damaged journal still says
+   * that an add was under way: `objectsVersion` is then null, and the caller finds the version from
+   * the journal's time (`journalTime`).
+   */
+  unfinishedAdd(): (Omit<AddJournal, "objectsVersion"> & { objectsVersion: number | null }) | null {
+    const read = readState(this.addJournal, AddJournalSchema);
+    if (read.ok) return read.value;
+    return read.missing ? null : { pid: 0, objectsVersion: null };
   }
 
+  /** When the add journal was written (ms since the epoch), or null without one. */
+  addJournalTime(): number | null {
+    try {
+      return statSync(this.addJournal).mtimeMs;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Records (write lock held) that objects are being deleted; an interrupted delete is completed from it. */
+  beginDelete(owner: Owner, ids: string[]): void {
+    writeState(this.deleteJournal, { ...owner, ids } satisfies DeleteJournal);
+  }
+
+  endDelete(): void {
+    removeState(this.deleteJournal);
+  }
+
+  /** The ids of a delete that started and has not finished, if any. */
+  unfinishedDelete(): DeleteJournal | null {
+    const read = readState(this.deleteJournal, DeleteJournalSchema);
+    if (read.ok) return read.value;
+    if (read.missing) return null;
+    throw damaged(this.deleteJournal, read.reason, "A delete was interrupted and its journal cannot be read. Remove the file, then delete the objects again.");
+  }
+
+  /** Whether the owner of a journal is still at work (a damaged journal's owner is unknown: not at work). */
+  static journalOwnerAlive(journal: { pid: number; start?: string }): boolean {
+    return journal.pid > 0 && ownerAlive(journal);
+  }
+
+  /** Whether the project exists; throws when its path exists but is not a directory. */
   exists(): boolean {
-    return existsSync(this.catalogFile);
+    try {
+      if (!statSync(this.dir).isDirectory()) throw this.notADirectory();
+      statSync(this.catalogFile);
+      return true;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return false;
+      if (code === "ENOTDIR") throw this.notADirectory();
+      throw fsError(error, "read", this.dir);
+    }
+  }
+
+  private mkdir(dir: string): void {
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "EEXIST" || code === "ENOTDIR") throw this.notADirectory();
+      throw fsError(error, "create the directory", dir);
+    }
   }
 
   /** Creates the directory layout if missing. */
   init(): void {
-    mkdirSync(this.progressDir, { recursive: true });
-    mkdirSync(this.dataDir, { recursive: true });
-    if (!existsSync(this.catalogFile)) writeJsonAtomic(this.catalogFile, { version: 1, indexes: [] } satisfies Catalog);
+    if (this.exists()) return;
+    this.mkdir(this.progressDir);
+    this.mkdir(this.dataDir);
+    writeState(this.catalogFile, { version: 1, indexes: [] });
   }
 
   /** Runs `fn` holding the project's write lock, waiting for it up to `timeoutMs` (default 2 minutes). */
@@ -139,40 +240,82 @@ export class Project {
     return withLock(this.writeLock, fn, timeoutMs);
   }
 
-  /** What the worker is doing (written by the worker; null when it never wrote or has cleared it). */
+  /** What the worker is doing (written by the worker; null when it never wrote, has cleared it, or the file is damaged). */
   workerState(): WorkerState | null {
-    return readJson<WorkerState | null>(this.workerStateFile, null);
+    const read = readState(this.workerStateFile, WorkerStateSchema);
+    return read.ok ? read.value : null;
   }
 
   saveWorkerState(state: WorkerState | null): void {
-    if (state === null) rmSync(this.workerStateFile, { force: true });
-    else writeJsonAtomic(this.workerStateFile, state);
+    if (state === null) removeState(this.workerStateFile);
+    else writeState(this.workerStateFile, state);
   }
 
+  /** The catalog; EnvironmentError CORRUPT_PROJECT when it is damaged (it cannot be derived from anything else). */
   indexes(): IndexRecord[] {
-    return readJson<Catalog>(this.catalogFile, { version: 1, indexes: [] }).indexes;
+    const read = readState(this.catalogFile, CatalogSchema);
+    if (!read.ok) {
+      if (read.missing) return [];
+      throw damaged(this.catalogFile, read.reason, "It lists the indexes and their configurations. Restore it from a backup, or move the project aside and create the indexes again.");
+    }
+    const ids = new Set<string>();
+    return read.value.indexes.map((entry, i) => {
+      if (ids.has(entry.id)) throw damaged(this.catalogFile, `index ${entry.id} is listed twice`, "Remove one of the two entries.");
+      ids.add(entry.id);
+      try {
+        return { ...entry, configuration: parseCreateIndexBody({ configuration: entry.configuration }).configuration };
+      } catch (error) {
+        throw damaged(this.catalogFile, `indexes.${i}.configuration: ${(error as Error).message}`, "Restore it from a backup, or delete and create that index again.");
+      }
+    });
   }
 
   /** Call with the write lock held. */
   saveIndexes(indexes: IndexRecord[]): void {
-    writeJsonAtomic(this.catalogFile, { version: 1, indexes } satisfies Catalog);
+    writeState(this.catalogFile, { version: 1, indexes });
   }
 
-  /** The index's progress; a fresh empty record (never a shared one: callers change it) before the first save. */
+  /**
+   * The index's progress; a fresh record before the first save. A damaged progress file is read as
+   * a fresh record too: progress is derived state, and indexing again from the start rebuilds it
+   * (rows are upserted by object id, so nothing is indexed twice).
+   */
   progress(indexId: string): IndexProgress {
-    return readJson<IndexProgress | null>(path.join(this.progressDir, `${indexId}.json`), null) ?? structuredClone(EMPTY_PROGRESS);
+    const read = readState(path.join(this.progressDir, `${indexId}.json`), ProgressSchema);
+    if (!read.ok) return emptyProgress();
+    return { ...read.value, errors: Object.assign(Object.create(null) as IndexProgress["errors"], read.value.errors) };
   }
 
   saveProgress(indexId: string, progress: IndexProgress): void {
-    writeJsonAtomic(path.join(this.progressDir, `${indexId}.json`), progress);
+    this.mkdir(this.progressDir);
+    writeState(path.join(this.progressDir, `${indexId}.json`), progress);
   }
 
   removeProgress(indexId: string): void {
-    rmSync(path.join(this.progressDir, `${indexId}.json`), { force: true });
+    removeState(path.join(this.progressDir, `${indexId}.json`));
   }
 
+  /** The last sequence number handed out, as recorded (0 when the file is missing or damaged; see ensureSeqAtLeast). */
   lastSeq(): number {
-    return readJson<number>(this.seqFile, 0);
+    const read = readState(this.seqFile, Seq);
+    return read.ok ? read.value : 0;
+  }
+
+  /**
+   * Makes sure the counter is at least `floor` (write lock held): the caller passes the highest
+   * sequence number found in stored state, so a lost or damaged counter never hands out a number
+   * again.
+   */
+  ensureSeqAtLeast(floor: number): void {
+    if (this.lastSeq() < floor) writeState(this.seqFile, floor);
+  }
+
+  /** The highest sequence number any index's progress refers to. */
+  highestProgressSeq(): number {
+    return Math.max(0, ...this.indexes().map((index) => {
+      const p = this.progress(index.id);
+      return Math.max(p.indexedSeq, p.optimizedSeq, p.processingSeq ?? 0);
+    }));
   }
 
   /**
@@ -181,7 +324,7 @@ export class Project {
    */
   reserveSeq(count: number): number {
     const first = this.lastSeq() + 1;
-    writeJsonAtomic(this.seqFile, first + count - 1);
+    writeState(this.seqFile, first + count - 1);
     return first;
   }
 }

@@ -1,14 +1,28 @@
 /**
  * Faults and concurrency through the real CLI: the background worker killed with SIGKILL at
- * random points, an `objects add` killed mid-write, parallel adds, deletes and searches during
+ * seeded random points of its progress, an `objects add` killed mid-write, parallel adds, deletes and searches during
  * indexing. Row counts are read straight from LanceDB (dist/ engine store) to see duplicates.
  */
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { BIN, cliJson, runCli, tempProject } from "../helpers/cli.js";
+import { cliJson, runCli, tempProject } from "../helpers/cli.js";
+
+/** How far the worker has indexed an index, from the progress file it writes (0 before the first). */
+function indexedSeq(project: string, index: string): number {
+  const file = path.join(project, "progress", `${index}.json`);
+  return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as { indexedSeq: number }).indexedSeq : 0;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const SUBJECTS = ["river", "market", "engine", "garden", "violin", "glacier", "harbour", "orchard", "tunnel", "comet"];
 const VERBS = ["flooded", "reopened", "stalled", "bloomed", "echoed", "melted", "filled", "ripened", "collapsed", "appeared"];
@@ -56,7 +70,7 @@ async function searches(project: string, index: string) {
 
 describe("the background worker killed with SIGKILL", () => {
   it("resumes: every object indexed exactly once, and search returns what an uninterrupted run returns", async () => {
-    const COUNT = 1500;
+    const COUNT = 1000;
     const input = objects(COUNT);
     const clean = tempProject();
     await cliJson(clean, ["objects", "add", "-"], { input });
@@ -65,25 +79,25 @@ describe("the background worker killed with SIGKILL", () => {
     const crashed = tempProject();
     await cliJson(crashed, ["objects", "add", "-"], { input });
     const index = (await cliJson(crashed, ["index", "create"])).id;
+    // Five kills, each once the worker has indexed past a seeded random point of its own progress
+    // (read from the progress file it writes), so every kill lands while it is at work.
     const random = seeded(7);
+    const targets = Array.from({ length: 5 }, (_, round) => Math.floor(((round + random()) / 5) * COUNT * 0.9));
     let kills = 0;
-    for (let round = 0; round < 5; round++) {
-      await sleep(800 + random() * 2500);
-      const lock = path.join(crashed, "worker.lock");
-      const pid = existsSync(lock) ? Number(readFileSync(lock, "utf8").trim()) : NaN;
-      if (Number.isInteger(pid) && pid > 0) {
-        try {
-          process.kill(pid, "SIGKILL");
+    for (const target of targets) {
+      for (;;) {
+        // the next command finds the work pending and no live worker, and starts one
+        const worker = await cliJson(crashed, ["worker", "status"]);
+        if (worker.running && indexedSeq(crashed, index) >= target) {
+          process.kill(worker.pid, "SIGKILL");
           kills++;
-        } catch {
-          // it had just exited
+          for (let i = 0; i < 500 && processAlive(worker.pid); i++) await sleep(20);
+          break;
         }
+        await sleep(100);
       }
-      // the next command finds the work pending and no live worker, and starts one
-      const status = await cliJson(crashed, ["worker", "status"]);
-      if (status.running === false && (await cliJson(crashed, ["index", "status", index])).status.READY === COUNT) break;
     }
-    expect(kills).toBeGreaterThanOrEqual(2);
+    expect(kills).toBe(5);
     const status = await cliJson(crashed, ["index", "status", index, "--wait"]);
     expect(status.status).toEqual({ UPLOADED: 0, PROCESSING: 0, READY: COUNT, ERROR: 0 });
 
@@ -99,14 +113,15 @@ describe("an objects add killed mid-write", () => {
     const project = tempProject();
     await cliJson(project, ["objects", "add", "-"], { input: objects(50, "keep") });
     const big = path.join(path.dirname(project), "big.jsonl");
-    writeFileSync(big, objects(60_000, "big", { pad: "x".repeat(200) }));
-    const child = spawn(process.execPath, [BIN, "--project", project, "objects", "add", big], { stdio: "ignore" });
+    writeFileSync(big, objects(10_000, "big", { pad: "x".repeat(200) }));
+    // killed (SIGKILL, by its crash point) right after its third batch of 2,000 objects is committed
+    const killed = await runCli(["--project", project, "objects", "add", big], { env: { SEMSEARCH_FAILPOINT: "add:batch@3" } });
+    expect(killed.signal).toBe("SIGKILL");
     const journal = path.join(project, "add.journal");
-    for (let i = 0; i < 600 && !existsSync(journal); i++) await sleep(20);
-    expect(existsSync(journal)).toBe(true); // it is writing
-    await sleep(400);
-    child.kill("SIGKILL");
-    await new Promise((resolve) => child.on("close", resolve));
+    expect(existsSync(journal)).toBe(true); // it was writing
+    const before = await store(project);
+    expect(await before.countObjects()).toBe(50 + 6000); // three batches had landed
+    before.close();
 
     const missing = await runCli(["--project", project, "--json", "objects", "get", "big0"]);
     expect(missing.exitCode).toBe(3);

@@ -10,7 +10,10 @@ export const BIN = path.join(ROOT, "bin", "semsearch");
 export const SAMPLE = path.join(ROOT, "fixtures", "sample", "articles.jsonl");
 
 export interface CliResult {
+  /** the exit code; -1 when the process was ended by a signal */
   exitCode: number;
+  /** the signal that ended the process (SIGKILL from a failpoint, or the timeout), if any */
+  signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
 }
@@ -19,18 +22,28 @@ export interface RunOptions {
   input?: string;
   cwd?: string;
   env?: Record<string, string>;
+  /** the process is killed after this long (default 150 s, below the e2e test timeout), so a hang fails the test with its output */
+  timeoutMs?: number;
 }
 
 export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
   return new Promise((resolve) => {
     const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1", CI: "1", ...options.env };
-    delete env.SEMSEARCH_PROJECT;
+    if (!options.env || !("SEMSEARCH_PROJECT" in options.env)) delete env.SEMSEARCH_PROJECT;
     const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
+    const timer = setTimeout(() => {
+      stderr += `\n[runCli: killed after ${options.timeoutMs ?? 150_000} ms]`;
+      child.kill("SIGKILL");
+    }, options.timeoutMs ?? 150_000);
     child.stdout.on("data", (chunk) => (stdout += chunk));
     child.stderr.on("data", (chunk) => (stderr += chunk));
-    child.on("close", (code) => resolve({ exitCode: code ?? -1, stdout, stderr }));
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ exitCode: code ?? -1, signal, stdout, stderr });
+    });
+    child.stdin.on("error", () => {}); // a command that exits without reading its input
     child.stdin.end(options.input ?? "");
   });
 }

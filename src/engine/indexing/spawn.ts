@@ -1,23 +1,42 @@
 /** Starting the background worker process. */
 import { spawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, constants, openSync, unlinkSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { EngineContext } from "../context.js";
 import type { Project } from "../project.js";
-import { lockOwner, processAlive } from "../lock.js";
+import { fsError } from "../errors.js";
+import { lockHolder } from "../lock.js";
 
 const WORKER_MAIN = fileURLToPath(new URL("./worker-main.js", import.meta.url));
 
-/** The pid of the live worker, or null. */
+/** The pid of the live worker, or null (a lock left by a dead worker, or by a pid now reused, is no worker). */
 export function workerPid(project: Project): number | null {
-  const pid = lockOwner(project.workerLock);
-  return pid !== null && processAlive(pid) ? pid : null;
+  return lockHolder(project.workerLock)?.pid ?? null;
+}
+
+/**
+ * Opens the worker log for appending, never through a symbolic link: the log is the project's own
+ * file, so a link found in its place is removed and a regular file created instead.
+ */
+function openLog(file: string): number {
+  const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+  try {
+    return openSync(file, flags, 0o644);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ELOOP") throw fsError(error, "open the worker log", file);
+  }
+  try {
+    unlinkSync(file);
+    return openSync(file, flags | constants.O_EXCL, 0o644);
+  } catch (error) {
+    throw fsError(error, "replace the symbolic link at", file);
+  }
 }
 
 /** Starts a detached worker unless one is alive; it outlives the command that started it. */
 export function ensureWorker(project: Project): void {
   if (workerPid(project) !== null) return;
-  const log = openSync(project.workerLog, "a");
+  const log = openLog(project.workerLog);
   try {
     const child = spawn(process.execPath, [WORKER_MAIN, project.dir], {
       detached: true,

@@ -10,6 +10,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { createEmbeddingPool, type EmbeddingPool } from "../embedding/pool.js";
 import type { EngineContext } from "../context.js";
+import { failpoint } from "../failpoint.js";
+import { dropOrphanTables } from "../journals.js";
 import { tryLock, type Release } from "../lock.js";
 import { hasPendingWork } from "./spawn.js";
 import { indexTableName, segmentTableName, type IndexProgress, type WorkerState } from "../project.js";
@@ -24,6 +26,8 @@ import { segmentText } from "./segment.js";
 export const BATCH_SIZE = 128;
 /** Rows written before the built indexes are refreshed during a long ingest. */
 export const OPTIMIZE_EVERY = 20_000;
+/** How long the worker waits for the write lock before it gives up and exits (the next command starts another). */
+const WORKER_LOCK_WAIT_MS = 30 * 60_000;
 /** How long an idle worker waits for new work before exiting. */
 const LINGER_MS = 1500;
 
@@ -45,6 +49,38 @@ function objectSegments(row: ObjectRow, object: JsonObject, index: IndexRecord):
       text: segment.text,
     })),
   );
+}
+
+/** What one batch gives an index: per object its text and segments, filter values, and the objects that cannot be indexed. */
+interface PreparedBatch {
+  indexable: { row: ObjectRow; text: string; segments: Omit<SegmentRow, "vector">[] }[];
+  filters: BatchFilters;
+  /** object id → why it cannot be indexed */
+  errors: Map<string, string>;
+}
+
+/**
+ * Reads a batch's objects for an index. Anything that goes wrong with one object (a declared field
+ * its value cannot be read as, a segment delimiter that fails) puts that object in ERROR; the rest
+ * of the batch goes on.
+ */
+export function prepareBatch(batch: readonly ObjectRow[], index: IndexRecord): PreparedBatch {
+  const errors = new Map<string, string>();
+  const parsed: { row: ObjectRow; object: JsonObject; text: string; segments: Omit<SegmentRow, "vector">[] }[] = [];
+  const highlights = highlightsEnabled(index.configuration);
+  for (const row of batch) {
+    try {
+      const object = JSON.parse(row.body) as JsonObject;
+      parsed.push({ row, object, text: searchableText(object, index.configuration), segments: highlights ? objectSegments(row, object, index) : [] });
+    } catch (error) {
+      errors.set(row.id, error instanceof Error ? error.message : String(error));
+    }
+  }
+  // Filter values first: an object with a value its declared type cannot read is an error, not indexed.
+  const filters = batchFilters(parsed.map(({ row, object }) => ({ id: row.id, object })), index.configuration);
+  for (const [id, message] of filters.errors) errors.set(id, message);
+  const indexable = parsed.filter(({ row }) => !errors.has(row.id)).map(({ row, text, segments }) => ({ row, text, segments }));
+  return { indexable, filters, errors };
 }
 
 class Worker {
@@ -69,9 +105,9 @@ class Worker {
     return pool;
   }
 
-  /** Runs `fn` under the project write lock, waiting as long as it takes (a long add may hold it). */
+  /** Runs `fn` under the project write lock, waiting long (a large add may hold it for minutes), but not forever. */
   private locked<T>(fn: () => Promise<T>): Promise<T> {
-    return this.ctx.locked(fn, Infinity);
+    return this.ctx.locked(fn, WORKER_LOCK_WAIT_MS);
   }
 
   /** Whether the index still exists (it may be deleted while the worker embeds). */
@@ -105,26 +141,43 @@ class Worker {
     });
   }
 
+  /**
+   * Reads the next batch of pending objects. Under the write lock, so the batch is committed state:
+   * never rows of an add still being written (which a rollback could take back after this worker had
+   * moved its watermark past the objects they replaced).
+   */
+  private async nextBatch(index: IndexRecord): Promise<{ batch: ObjectRow[]; from: number } | null> {
+    const store = await this.ctx.store();
+    return this.locked(async () => {
+      if (!this.exists(index)) return null;
+      const progress = this.ctx.project.progress(index.id);
+      const batch = await store.objectsAfter(progress.indexedSeq, BATCH_SIZE);
+      if (batch.length > 0) {
+        progress.processingSeq = (batch.at(-1) as ObjectRow).seq;
+        this.ctx.project.saveProgress(index.id, progress);
+      }
+      return { batch, from: progress.indexedSeq };
+    });
+  }
+
   /** Embeds and commits one batch of pending objects; false when the index is caught up. */
   private async indexBatch(index: IndexRecord): Promise<boolean> {
     const store = await this.ctx.store();
-    const progress = this.ctx.project.progress(index.id);
-    const batch = await store.objectsAfter(progress.indexedSeq, BATCH_SIZE);
+    const next = await this.nextBatch(index);
+    if (next === null) return false;
+    const { batch, from } = next;
+    failpoint("worker:read");
     if (batch.length === 0) {
       await this.catchUp(index);
       return false;
     }
     const lastSeq = (batch.at(-1) as ObjectRow).seq;
-    if (!(await this.locked(async () => this.saveProgress(index, (p) => (p.processingSeq = lastSeq))))) return false;
-    this.report("indexing", index.id, await store.countObjects(progress.indexedSeq));
+    this.report("indexing", index.id, await store.countObjects(from));
 
-    const objects = batch.map((row) => ({ id: row.id, object: JSON.parse(row.body) as JsonObject }));
-    // Filter values first: an object with a value its declared type cannot read is an error, not indexed.
-    const filters = batchFilters(objects, index.configuration);
-    const indexable = batch.map((row, i) => ({ row, object: (objects[i] as { object: JsonObject }).object })).filter(({ row }) => !filters.errors.has(row.id));
-
-    const texts = indexable.map(({ object }) => searchableText(object, index.configuration));
-    const segments = highlightsEnabled(index.configuration) ? indexable.flatMap(({ row, object }) => objectSegments(row, object, index)) : [];
+    const prepared = prepareBatch(batch, index);
+    const { filters, indexable } = prepared;
+    const texts = indexable.map((entry) => entry.text);
+    const segments = indexable.flatMap((entry) => entry.segments);
     const vectors = await this.pool(index.model).embed([...texts.map(embeddableText), ...segments.map((segment) => segment.text)]);
     const rows: IndexRow[] = indexable.map(({ row }, i) => ({
       id: row.id,
@@ -147,10 +200,11 @@ class Worker {
       const current = await store.getObjects(batch.map((row) => row.id));
       const isLive = (id: string, seq: number) => current.get(id)?.seq === seq;
       const live = rows.filter((row) => isLive(row.id, row.seq));
-      const failed = batch.filter((row) => filters.errors.has(row.id) && isLive(row.id, row.seq)).map((row) => row.id);
+      const failed = batch.filter((row) => prepared.errors.has(row.id) && isLive(row.id, row.seq)).map((row) => row.id);
       const highlights = highlightsEnabled(index.configuration);
       await this.ensureColumns(store, index, filters);
       await store.upsertIndexRows(indexTableName(index.id), live);
+      failpoint("worker:rows");
       // A failed object's earlier version must not stay searchable.
       await store.deleteIndexRows(indexTableName(index.id), failed);
       if (highlights) {
@@ -159,7 +213,7 @@ class Worker {
       }
       const saved = project.progress(index.id);
       for (const row of live) delete saved.errors[row.id];
-      for (const id of failed) saved.errors[id] = { seq: (current.get(id) as ObjectRow).seq, message: filters.errors.get(id) as string };
+      for (const id of failed) saved.errors[id] = { seq: (current.get(id) as ObjectRow).seq, message: prepared.errors.get(id) as string };
       saved.indexedSeq = Math.max(saved.indexedSeq, lastSeq);
       saved.processingSeq = null;
       project.saveProgress(index.id, saved);
@@ -254,7 +308,10 @@ class Worker {
     this.compacted = true;
     const store = await this.ctx.store();
     this.report("optimizing", null, 0);
-    await this.locked(() => store.optimizeObjects());
+    await this.locked(async () => {
+      for (const table of await dropOrphanTables(this.ctx.project, store)) this.log(`dropped ${table}, which no index owns (left by an interrupted index create or delete)`);
+      await store.optimizeObjects();
+    });
     this.log("compacted the object table");
   }
 

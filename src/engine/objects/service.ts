@@ -1,11 +1,12 @@
 /** Object store operations: add (upsert), get, list, delete. */
 import { rmSync } from "node:fs";
 import type { EngineContext } from "../context.js";
-import { NotFoundError } from "../errors.js";
+import { NotFoundError, SemsearchError } from "../errors.js";
 import { newObjectId } from "../ids.js";
 import { ensureWorker } from "../indexing/spawn.js";
-import { highlightsEnabled } from "../indexing/extract.js";
-import { indexTableName, segmentTableName } from "../project.js";
+import { failpoint } from "../failpoint.js";
+import { deleteEverywhere, rollBackAdd } from "../journals.js";
+import { currentOwner } from "../owner.js";
 import { objectIndexStatus } from "../status.js";
 import type { ObjectRow } from "../store/lancedb.js";
 import type { JsonObject, ObjectInfo, StoredObject } from "../types.js";
@@ -19,6 +20,8 @@ export interface AddObjectsOptions {
   idField?: string;
   /** Called while reading (objects validated so far) and while writing (objects written of the total). */
   onProgress?: (progress: AddProgress) => void;
+  /** Called with problems that do not undo the add (it is committed): compaction or starting the worker failed. */
+  onWarning?: (message: string) => void;
 }
 
 export interface AddProgress {
@@ -83,9 +86,13 @@ export async function addObjects(
     // Pass 2: write in batches, all or nothing.
     const store = await ctx.store();
     const stamp = now.toISOString();
+    const warn = options.onWarning ?? (() => {});
     await ctx.locked(async () => {
-      ctx.project.beginAdd(await store.objectsVersion());
+      ctx.project.beginAdd(currentOwner(), await store.objectsVersion());
+      failpoint("add:journal");
       try {
+        // The counter must be above every number in stored state, even if its file was lost or damaged.
+        ctx.project.ensureSeqAtLeast(Math.max(await store.maxSeq(), ctx.project.highestProgressSeq()));
         // Objects that exist already keep their created_at and are replaced; new ones are appended,
         // which costs a batch, where a merge would cost the whole table.
         const existing = await store.createdAt([...ids]);
@@ -107,6 +114,7 @@ export async function addObjects(
           await store.appendObjects(rows.filter((row) => !replaces(row)));
           await store.upsertObjects(rows.filter(replaces));
           for (const id of batch.keys()) if (repeated.has(id)) written.add(id);
+          failpoint("add:batch");
           progress({ phase: "writing", done: consumed, total: read });
           batch = new Map();
         };
@@ -121,18 +129,36 @@ export async function addObjects(
         }
         await flush();
       } catch (error) {
-        await ctx.rollBackAdd();
+        await rollBackAdd(ctx.project, store);
         throw error;
       }
+      failpoint("add:written");
       ctx.project.endAdd();
-      // A large add leaves many small fragments and rows its id index does not cover yet.
-      if (read >= COMPACT_AFTER) await store.optimizeObjects();
+      // Committed. A large add leaves many small fragments and rows its id index does not cover yet;
+      // compacting is an optimisation, so its failure (a full disk, say) is a warning, not a failed add.
+      if (read >= COMPACT_AFTER) {
+        try {
+          await store.optimizeObjects();
+        } catch (error) {
+          warn(`The objects were added, but compacting the object table failed: ${describe(error)}. The worker compacts it later.`);
+        }
+      }
     });
-    if (ctx.project.indexes().length > 0) ensureWorker(ctx.project);
+    if (ctx.project.indexes().length > 0) {
+      try {
+        ensureWorker(ctx.project);
+      } catch (error) {
+        warn(`The objects were added, but the indexing worker could not be started: ${describe(error)}. Any later command starts it.`);
+      }
+    }
     return ids.size <= MAX_LISTED_IDS ? { count: ids.size, ids: [...ids] } : { count: ids.size };
   } finally {
     for (const file of spooled) rmSync(file, { force: true });
   }
+}
+
+function describe(error: unknown): string {
+  return error instanceof SemsearchError || error instanceof Error ? error.message : String(error);
 }
 
 function toStored(row: ObjectRow): StoredObject {
@@ -159,20 +185,17 @@ export async function listObjects(ctx: EngineContext, offset: number, limit: num
   return (await (await ctx.store()).listObjects(offset, limit)).map(toStored);
 }
 
-/** Deletes an object from the store and from every index, in one locked step. */
+/**
+ * Deletes an object from the store and from every index, in one locked step, journaled: a delete
+ * interrupted half-way is completed by the next process that opens the project.
+ */
 export async function deleteObject(ctx: EngineContext, id: string): Promise<void> {
   await findObjectRow(ctx, id);
   const store = await ctx.store();
   await ctx.locked(async () => {
-    await store.deleteObjects([id]);
-    for (const index of ctx.project.indexes()) {
-      await store.deleteIndexRows(indexTableName(index.id), [id]);
-      if (highlightsEnabled(index.configuration)) await store.deleteSegmentsOf(segmentTableName(index.id), [id]);
-      const progress = ctx.project.progress(index.id);
-      if (progress.errors[id]) {
-        delete progress.errors[id];
-        ctx.project.saveProgress(index.id, progress);
-      }
-    }
+    ctx.project.beginDelete(currentOwner(), [id]);
+    failpoint("delete:journal");
+    await deleteEverywhere(ctx.project, store, [id]);
+    ctx.project.endDelete();
   });
 }

@@ -144,7 +144,11 @@ export class LanceStore {
   }
 
   async hasTable(name: string): Promise<boolean> {
-    return (await wrap("listing tables", () => this.db.tableNames({ limit: 1_000_000 }))).includes(name);
+    return (await this.tableNames()).includes(name);
+  }
+
+  async tableNames(): Promise<string[]> {
+    return wrap("listing tables", () => this.db.tableNames({ limit: 1_000_000 }));
   }
 
   private async objectsTable(): Promise<Table | null> {
@@ -194,6 +198,26 @@ export class LanceStore {
   async objectsVersion(): Promise<number> {
     const table = await this.objectsTable();
     return table ? wrap("reading the object table's version", () => table.version()) : 0;
+  }
+
+  /** The last version of the object table committed at or before `timeMs` (0 when none: the table was empty then). */
+  async objectsVersionBefore(timeMs: number): Promise<number> {
+    const table = await this.objectsTable();
+    if (!table) return 0;
+    const versions = await wrap("listing the object table's versions", () => table.listVersions());
+    let best = 0;
+    for (const { version, timestamp } of versions) if (new Date(timestamp).getTime() <= timeMs && version > best) best = version;
+    return best;
+  }
+
+  /** The highest sequence number in the object table (0 when it is empty). */
+  async maxSeq(): Promise<number> {
+    const table = await this.objectsTable();
+    if (!table) return 0;
+    const rows = await wrap("reading the highest sequence number", () =>
+      table.query().select(["seq"]).orderBy({ columnName: "seq", ascending: false }).limit(1).toArray(),
+    );
+    return rows.length > 0 ? Number(rows[0]?.seq) : 0;
   }
 
   /**

@@ -1,11 +1,14 @@
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { acquireLock, lockOwner, processAlive, tryLock } from "../../../src/engine/lock.js";
+import { acquireLock, lockHolder, tryLock } from "../../../src/engine/lock.js";
+import { currentOwner, processAlive, processStart } from "../../../src/engine/owner.js";
+import { ROOT } from "../../helpers/cli.js";
+import { tempDir } from "../../helpers/temp.js";
 
-const dir = mkdtempSync(path.join(tmpdir(), "semsearch-lock-"));
+const dir = tempDir("semsearch-lock-");
 
 function deadPid(): number {
   const child = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
@@ -17,29 +20,92 @@ describe("file locks", () => {
     const file = path.join(dir, "a.lock");
     const release = tryLock(file);
     expect(release).not.toBeNull();
-    expect(lockOwner(file)).toBe(process.pid);
+    expect(lockHolder(file)?.pid).toBe(process.pid);
     expect(tryLock(file)).toBeNull();
     release?.();
     expect(existsSync(file)).toBe(false);
+    expect(lockHolder(file)).toBeNull();
   });
 
-  it("takes over a lock whose owner died", () => {
-    const file = path.join(dir, "b.lock");
-    const pid = deadPid();
-    expect(processAlive(pid)).toBe(false);
-    writeFileSync(file, `${pid}\n`);
+  it("records who holds it: pid, start time and command", () => {
+    const file = path.join(dir, "info.lock");
     const release = tryLock(file);
-    expect(release).not.toBeNull();
-    expect(lockOwner(file)).toBe(process.pid);
+    const written = JSON.parse(readFileSync(file, "utf8"));
+    expect(written).toMatchObject({ pid: process.pid, command: expect.stringMatching(/^semsearch/) });
+    if (process.platform === "linux") expect(written.start).toBe(currentOwner().start);
     release?.();
   });
 
-  it("acquireLock waits for a live holder and times out with a ConflictError", async () => {
+  it("takes over a lock whose owner died (and the bare-pid form of older versions)", () => {
+    for (const content of [JSON.stringify({ pid: deadPid() }), `${deadPid()}\n`]) {
+      const file = path.join(dir, "b.lock");
+      writeFileSync(file, content);
+      expect(lockHolder(file)).toBeNull();
+      const release = tryLock(file);
+      expect(release).not.toBeNull();
+      expect(lockHolder(file)?.pid).toBe(process.pid);
+      release?.();
+    }
+  });
+
+  it.skipIf(process.platform !== "linux")("takes over a lock whose pid now belongs to another live process (pid reuse)", () => {
+    const file = path.join(dir, "reuse.lock");
+    // pid 1 is alive, but it did not start at this time: the lock's owner is gone
+    writeFileSync(file, JSON.stringify({ pid: 1, start: `${processStart(1)?.split(":")[0]}:1` }));
+    expect(processAlive(1)).toBe(true);
+    expect(lockHolder(file)).toBeNull();
+    const release = tryLock(file);
+    expect(release).not.toBeNull();
+    release?.();
+    // and the same pid with its real start time is a live holder
+    writeFileSync(file, JSON.stringify({ pid: 1, start: processStart(1) }));
+    expect(lockHolder(file)?.pid).toBe(1);
+    expect(tryLock(file)).toBeNull();
+  });
+
+  it("an empty or unreadable lock file is stale once it is older than a few seconds", () => {
+    const file = path.join(dir, "empty.lock");
+    writeFileSync(file, "");
+    expect(tryLock(file)).toBeNull(); // may be one being created right now
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(file, old, old);
+    const release = tryLock(file);
+    expect(release).not.toBeNull();
+    release?.();
+  });
+
+  it("acquireLock waits for a live holder and times out with a ConflictError naming it", async () => {
     const file = path.join(dir, "c.lock");
     const release = tryLock(file);
-    await expect(acquireLock(file, 50)).rejects.toMatchObject({ code: "LOCKED", exitCode: 5 });
+    await expect(acquireLock(file, 50)).rejects.toMatchObject({ code: "LOCKED", exitCode: 5, message: expect.stringContaining(`process ${process.pid}`) });
     release?.();
     const again = await acquireLock(file, 50);
     again();
+  });
+
+  it("of many processes racing for one stale lock, exactly one gets it", async () => {
+    const file = path.join(dir, "race.lock");
+    writeFileSync(file, JSON.stringify({ pid: deadPid() }));
+    const script = `
+      const { tryLock } = await import(${JSON.stringify(path.join(ROOT, "dist/engine/lock.js"))});
+      const start = Number(process.argv[1]);
+      while (Date.now() < start) {}
+      const release = tryLock(${JSON.stringify(file)});
+      process.stdout.write(release ? "won" : "lost");
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      release?.();`;
+    const start = Date.now() + 1500;
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        new Promise<string>((resolve) => {
+          const child = spawn(process.execPath, ["--input-type=module", "-e", script, String(start)], { stdio: ["ignore", "pipe", "inherit"] });
+          let out = "";
+          child.stdout.on("data", (chunk) => (out += chunk));
+          child.on("close", () => resolve(out));
+        }),
+      ),
+    );
+    expect(results.filter((result) => result === "won")).toHaveLength(1);
+    expect(results.filter((result) => result === "lost")).toHaveLength(7);
   });
 });

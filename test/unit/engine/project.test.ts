@@ -1,25 +1,69 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { EMPTY_PROGRESS, Project } from "../../../src/engine/project.js";
+import { Project } from "../../../src/engine/project.js";
+import { tempDir } from "../../helpers/temp.js";
+
 
 describe("Project", () => {
-  const project = new Project(path.join(mkdtempSync(path.join(tmpdir(), "semsearch-project-")), "p"));
+  const project = new Project(path.join(tempDir("semsearch-project-"), "p"));
   project.init();
 
   it("gives a fresh progress record per unsaved index, so changing one changes no other", () => {
     const first = project.progress("idx_a");
     first.processingSeq = 7;
     first.errors.x = { seq: 1, message: "m" };
-    expect(project.progress("idx_b")).toEqual({ indexedSeq: 0, optimizedSeq: 0, processingSeq: null, errors: {} });
-    expect(EMPTY_PROGRESS.errors).toEqual({});
+    expect({ ...project.progress("idx_b"), errors: { ...project.progress("idx_b").errors } }).toEqual({ indexedSeq: 0, optimizedSeq: 0, processingSeq: null, errors: {} });
+  });
+
+  it("keeps errors of objects whose ids are Object.prototype names", () => {
+    const progress = project.progress("idx_proto");
+    for (const id of ["__proto__", "constructor", "toString"]) progress.errors[id] = { seq: 1, message: id };
+    project.saveProgress("idx_proto", progress);
+    const read = project.progress("idx_proto");
+    expect(Object.keys(read.errors).sort()).toEqual(["__proto__", "constructor", "toString"]);
+    expect(Object.hasOwn(read.errors, "hasOwnProperty")).toBe(false);
+    expect(read.errors["__proto__"]).toEqual({ seq: 1, message: "__proto__" });
   });
 
   it("reserves sequence numbers without reuse", () => {
     expect(project.reserveSeq(3)).toBe(1);
     expect(project.reserveSeq(2)).toBe(4);
     expect(project.lastSeq()).toBe(5);
+  });
+
+  it("never hands out a sequence number below one stored state refers to, even with its counter lost", () => {
+    const other = new Project(path.join(tempDir("semsearch-project-"), "p"));
+    other.init();
+    writeFileSync(path.join(other.dir, "seq"), "garbage");
+    expect(other.lastSeq()).toBe(0);
+    other.ensureSeqAtLeast(40);
+    expect(other.reserveSeq(1)).toBe(41);
+    other.ensureSeqAtLeast(10);
+    expect(other.reserveSeq(1)).toBe(42);
+  });
+
+  it("reads a damaged progress file as nothing indexed (derived state: indexing again rebuilds it)", () => {
+    writeFileSync(path.join(project.dir, "progress", "idx_bad.json"), '{"indexedSeq": "x"}');
+    expect(project.progress("idx_bad")).toMatchObject({ indexedSeq: 0, optimizedSeq: 0, processingSeq: null });
+  });
+
+  it("refuses a damaged catalog with an EnvironmentError naming the file (exit 6)", () => {
+    const other = new Project(path.join(tempDir("semsearch-project-"), "p"));
+    other.init();
+    for (const text of ["{", '{"version":1,"indexes":{}}', '{"version":1,"indexes":[{"id":"idx_a","configuration":{"index_type":{"name":"text"},"bogus":1},"model":"m","dimension":2,"created_at":"t"}]}']) {
+      writeFileSync(path.join(other.dir, "catalog.json"), text);
+      expect(() => other.indexes()).toThrow(expect.objectContaining({ code: "CORRUPT_PROJECT", exitCode: 6, message: expect.stringContaining("catalog.json") }));
+    }
+  });
+
+  it("a project path that is a file is an EnvironmentError, not a crash", () => {
+    const file = path.join(tempDir("semsearch-project-"), "file");
+    writeFileSync(file, "x");
+    const onFile = new Project(file);
+    expect(() => onFile.exists()).toThrow(expect.objectContaining({ code: "ENOTDIR", exitCode: 6 }));
+    expect(() => onFile.init()).toThrow(expect.objectContaining({ exitCode: 6 }));
+    expect(() => new Project(path.join(file, "below")).init()).toThrow(expect.objectContaining({ exitCode: 6 }));
   });
 
   it("saves and reads the catalog and progress atomically", () => {

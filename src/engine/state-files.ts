@@ -1,0 +1,65 @@
+/**
+ * The small JSON files of a project (catalog, progress, journals, worker state): written atomically
+ * (a temporary file renamed into place, so readers see the old or the new content, never a mix),
+ * read through a schema, so a damaged file is reported as such instead of failing later on a field
+ * that is not there. Symbolic links are never followed when writing: a rename replaces the link.
+ */
+import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import * as v from "valibot";
+import { EnvironmentError, fsError } from "./errors.js";
+
+/** Why a state file could not be read: missing, or present but damaged (with the reason). */
+export type StateRead<T> = { ok: true; value: T } | { ok: false; missing: boolean; reason: string };
+
+/** Reads and checks a JSON state file. Faults of the file system are thrown (EnvironmentError). */
+export function readState<T>(file: string, schema: v.GenericSchema<unknown, T>): StateRead<T> {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { ok: false, missing: true, reason: "missing" };
+    throw fsError(error, "read", file);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, missing: false, reason: `not valid JSON (${(error as Error).message.split("\n")[0]})` };
+  }
+  const result = v.safeParse(schema, value);
+  // The value as parsed, not valibot's copy: records keep keys such as "__proto__" as JSON.parse made them (own data properties).
+  if (result.success) return { ok: true, value: value as T };
+  const issue = result.issues[0];
+  const where = (issue.path ?? []).map((item) => String(item.key)).join(".");
+  return { ok: false, missing: false, reason: `${where ? `${where}: ` : ""}${issue.message}` };
+}
+
+/** The error for a state file that is damaged and cannot be derived again. */
+export function damaged(file: string, reason: string, hint: string): EnvironmentError {
+  return new EnvironmentError("CORRUPT_PROJECT", `The project file ${file} is damaged: ${reason}`, { hint });
+}
+
+/** Writes a JSON state file atomically. */
+export function writeState(file: string, value: unknown): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(tmp, JSON.stringify(value, null, 2) + "\n");
+    renameSync(tmp, file);
+  } catch (error) {
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      // the file system refuses even that; the temporary file is named for this process only
+    }
+    throw fsError(error, "write", file);
+  }
+}
+
+/** Removes a state file (absent is fine). */
+export function removeState(file: string): void {
+  try {
+    rmSync(file, { force: true });
+  } catch (error) {
+    throw fsError(error, "remove", file);
+  }
+}
