@@ -6,9 +6,8 @@
  */
 import { createReadStream, createWriteStream } from "node:fs";
 import { open, readFile } from "node:fs/promises";
-import { createInterface } from "node:readline";
 import { pipeline } from "node:stream/promises";
-import { parseLine, parseObjectsText, type ParsedObject } from "./parse.js";
+import { decodeUtf8, parseLine, parseObjectsText, type ParsedObject } from "./parse.js";
 
 /** One input of `objects add`, with a name for messages (file path or `<stdin>`). */
 export type ObjectsInput =
@@ -31,7 +30,7 @@ export async function replayable(input: ObjectsInput, spoolFile: () => string): 
 }
 
 async function wholeText(input: ReplayableInput): Promise<string> {
-  return "text" in input ? input.text : readFile(input.path, "utf8");
+  return "text" in input ? input.text : decodeUtf8(await readFile(input.path), input.source, 1);
 }
 
 /** The first non-space character of an input (after a byte order mark), or null when it is blank. */
@@ -54,13 +53,35 @@ async function firstChar(input: ReplayableInput): Promise<string | null> {
   return head.length < SNIFF_BYTES ? null : (await wholeText(input)).replace(/^\uFEFF/, "").trim().charAt(0) || null;
 }
 
+/** The lines of a file (split at LF, a CR before it dropped), each decoded as strict UTF-8. */
+async function* fileLines(path: string, source: string): AsyncGenerator<string> {
+  let pieces: Buffer[] = []; // the line read so far, when it spans chunks
+  let number = 0;
+  const decode = (bytes: Buffer) => {
+    number++;
+    const end = bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.length - 1 : bytes.length;
+    return decodeUtf8(bytes.subarray(0, end), `${source}:${number}`);
+  };
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
+      const piece = chunk.subarray(start, nl);
+      yield decode(pieces.length > 0 ? Buffer.concat([...pieces, piece]) : piece);
+      pieces = [];
+      start = nl + 1;
+    }
+    if (start < chunk.length) pieces.push(chunk.subarray(start));
+  }
+  if (pieces.length > 0) yield decode(Buffer.concat(pieces));
+}
+
 function lines(input: ReplayableInput): AsyncIterable<string> {
   if ("text" in input) {
     return (async function* () {
       yield* input.text.split("\n");
     })();
   }
-  return createInterface({ input: createReadStream(input.path, { encoding: "utf8" }), crlfDelay: Infinity });
+  return fileLines(input.path, input.source);
 }
 
 /**

@@ -3,6 +3,7 @@
  * JSON Lines. Pure: takes text, returns objects with where each came from, or throws
  * a ValidationError naming the source and line.
  */
+import { isUtf8 } from "node:buffer";
 import { ValidationError } from "../errors.js";
 import { isPlainObject } from "../fields.js";
 import type { JsonObject } from "../types.js";
@@ -27,6 +28,11 @@ export function syntaxWhere(text: string, source: string): string {
   return offset < 0 ? source : `${source}:${lineOf(text, offset)}`;
 }
 
+/** How deep objects and lists may nest in an object (the object itself is level 1). */
+export const MAX_DEPTH = 100;
+/** Longest object id, in characters. */
+export const MAX_ID_LENGTH = 2048;
+
 function invalid(where: string, message: string): ValidationError {
   return new ValidationError("INVALID_INPUT", `${where}: ${message}`, { issues: [{ path: where, message }] });
 }
@@ -36,6 +42,72 @@ export function jsonReason(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const reason = message.split(/ in JSON at position|, "|\n/)[0] ?? message;
   return `invalid JSON (${reason.trim()})`;
+}
+
+/** Offset of the first byte that is not part of well-formed UTF-8 (overlong forms and surrogates included), or -1. */
+export function firstInvalidUtf8(bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length; ) {
+    const b = bytes[i] as number;
+    let n: number;
+    let min: number;
+    if (b < 0x80) {
+      i++;
+      continue;
+    } else if (b >= 0xc2 && b <= 0xdf) [n, min] = [1, 0x80];
+    else if (b >= 0xe0 && b <= 0xef) [n, min] = [2, 0x800];
+    else if (b >= 0xf0 && b <= 0xf4) [n, min] = [3, 0x10000];
+    else return i;
+    let code = b & (0x3f >> n);
+    for (let k = 1; k <= n; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || (c & 0xc0) !== 0x80) return i;
+      code = (code << 6) | (c & 0x3f);
+    }
+    if (code < min || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return i;
+    i += n + 1;
+  }
+  return -1;
+}
+
+/**
+ * Decodes UTF-8 text, refusing malformed bytes (which a lenient decoder turns into U+FFFD, silently
+ * changing values and merging distinct ids). `where` names the text for the message; with `lineBase`,
+ * the line of the bad byte is added to it (for a whole file: `source:line`).
+ */
+export function decodeUtf8(bytes: Buffer, where: string, lineBase?: number): string {
+  if (isUtf8(bytes)) return bytes.toString("utf8");
+  const at = firstInvalidUtf8(bytes);
+  let line = lineBase;
+  let lineStart = 0;
+  if (line !== undefined) {
+    for (let i = 0; i < at; i++) if (bytes[i] === 10) [line, lineStart] = [line + 1, i + 1];
+  }
+  const hex = (bytes[at] as number).toString(16).padStart(2, "0");
+  throw invalid(line === undefined ? where : `${where}:${line}`, `invalid UTF-8: byte 0x${hex} at byte ${at - lineStart + 1} of the line is not valid text in UTF-8 (convert the file to UTF-8, e.g. with iconv)`);
+}
+
+/** A JSON path for messages: `a.b[2].c`. */
+function describePath(path: readonly (string | number)[]): string {
+  return path.map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? key : `.${key}`)).join("") || "(the object)";
+}
+
+/**
+ * Checks what JSON.parse accepts but semsearch cannot keep exactly: nesting deeper than MAX_DEPTH
+ * (later steps walk objects recursively) and numbers beyond the range of a double (`1e400` parses as
+ * Infinity, which JSON cannot write back). Iterative, so no input can overflow the stack here.
+ */
+export function checkValue(value: unknown, where: string): void {
+  const stack: { value: unknown; depth: number; path: (string | number)[] }[] = [{ value, depth: 0, path: [] }];
+  while (stack.length > 0) {
+    const item = stack.pop() as (typeof stack)[number];
+    if (typeof item.value === "number" && !Number.isFinite(item.value)) {
+      throw invalid(where, `${describePath(item.path)}: the number is out of range (beyond ±1.8e308)`);
+    }
+    if (typeof item.value !== "object" || item.value === null) continue;
+    if (item.depth >= MAX_DEPTH) throw invalid(where, `${describePath(item.path)}: objects and lists nest deeper than ${MAX_DEPTH} levels`);
+    if (Array.isArray(item.value)) item.value.forEach((child, i) => stack.push({ value: child, depth: item.depth + 1, path: [...item.path, i] }));
+    else for (const [key, child] of Object.entries(item.value)) stack.push({ value: child, depth: item.depth + 1, path: [...item.path, key] });
+  }
 }
 
 /** Start offset of each top-level element of a JSON array text (already known to parse). */
@@ -77,6 +149,7 @@ function parseArray(text: string, source: string): ParsedObject[] {
   return items.map((item, index) => {
     const where = `${source}:${lineOf(text, offsets[index] ?? 0)}`;
     if (!isPlainObject(item)) throw invalid(where, `array element ${index} is not a JSON object`);
+    checkValue(item, where);
     return { object: item, where };
   });
 }
@@ -90,6 +163,7 @@ export function parseLine(line: string, where: string): JsonObject {
     throw invalid(where, jsonReason(error));
   }
   if (!isPlainObject(value)) throw invalid(where, "each line must be a JSON object");
+  checkValue(value, where);
   return value;
 }
 
@@ -117,7 +191,11 @@ export function parseObjectsText(text: string, source: string): ParsedObject[] {
   if (body[start] === "{") {
     try {
       const value = JSON.parse(body);
-      if (isPlainObject(value)) return [{ object: value, where: `${source}:${lineOf(body, start)}` }];
+      if (isPlainObject(value)) {
+        const where = `${source}:${lineOf(body, start)}`;
+        checkValue(value, where);
+        return [{ object: value, where }];
+      }
     } catch {
       // not one object: read it as JSON Lines, which reports the failing line
     }
@@ -127,15 +205,25 @@ export function parseObjectsText(text: string, source: string): ParsedObject[] {
 }
 
 /**
- * The id of an object: its `idField` value (a non-empty string, or a number written in
- * decimal); `null` when the field is absent, so the caller generates one.
+ * The id of an object: its `idField` value — a non-empty string of at most MAX_ID_LENGTH characters
+ * that is valid Unicode (no unpaired surrogate, which storage would turn into U+FFFD and so merge
+ * distinct ids) and has no NUL, or an integer within ±(2^53 − 1) written in decimal (larger
+ * integers and fractions do not survive JSON parsing exactly: give them as strings); `null` when the
+ * field is absent, so the caller generates one.
  */
 export function objectId(object: JsonObject, idField: string, where: string): string | null {
-  const value = object[idField];
+  const value = Object.hasOwn(object, idField) ? object[idField] : undefined;
   if (value === undefined || value === null) return null;
-  if (typeof value === "number" && Number.isFinite(value)) return String(value);
-  if (typeof value === "string" && value.length > 0 && !value.includes("\u0000")) return value;
-  throw invalid(where, `field "${idField}" must be a non-empty string or a number, got ${JSON.stringify(value)}`);
+  const refuse = (why: string) => invalid(where, `field "${idField}" ${why}`);
+  if (typeof value === "number") {
+    if (Number.isSafeInteger(value)) return String(value);
+    throw refuse(`is the number ${JSON.stringify(value)}: a numeric id must be a whole number within ±9007199254740991 (larger numbers and fractions are not read exactly; write the id as a string)`);
+  }
+  if (typeof value !== "string" || value.length === 0) throw refuse(`must be a non-empty string or a whole number, got ${JSON.stringify(value)?.slice(0, 100)}`);
+  if (value.length > MAX_ID_LENGTH) throw refuse(`is ${value.length} characters long; ids are at most ${MAX_ID_LENGTH}`);
+  if (value.includes("\u0000")) throw refuse("contains the NUL character");
+  if (!value.isWellFormed()) throw refuse(`contains an unpaired surrogate (${JSON.stringify(value).slice(0, 100)}): it is not valid Unicode and cannot be stored exactly`);
+  return value;
 }
 
 /** Parses a JSON document read from `source`; ValidationError INVALID_JSON naming `source:line` otherwise. */

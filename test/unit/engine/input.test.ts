@@ -28,6 +28,35 @@ async function failure(input: ReplayableInput): Promise<ValidationError> {
   throw new Error("expected a ValidationError");
 }
 
+function bytesFile(parts: (string | number[])[], name = `in-${n++}.jsonl`): ReplayableInput {
+  const p = path.join(dir, name);
+  writeFileSync(p, Buffer.concat(parts.map((part) => (typeof part === "string" ? Buffer.from(part) : Buffer.from(part)))));
+  return { path: p, source: name };
+}
+
+describe("malformed UTF-8 is refused with its line, never read as U+FFFD", () => {
+  it("in JSON Lines", async () => {
+    const input = bytesFile(['{"id":"a"}\n{"id":"b"}\n{"id":"', [0xc3, 0x28], '"}\n']);
+    expect((await failure(input)).message).toMatch(new RegExp(`^${input.source}:3: invalid UTF-8: byte 0xc3 at byte 8 of the line`));
+  });
+
+  it("in a JSON array, and in ids that would otherwise merge", async () => {
+    const array = bytesFile(['[\n{"id":"a"},\n{"id":"x', [0xfe], '"}\n]']);
+    expect((await failure(array)).message).toMatch(new RegExp(`^${array.source}:3: invalid UTF-8`));
+    const ids = bytesFile(['{"id":"', [0xff], '"}\n{"id":"', [0xfe], '"}\n']);
+    expect((await failure(ids)).message).toMatch(new RegExp(`^${ids.source}:1: invalid UTF-8`));
+  });
+
+  it("a line split across read chunks is decoded whole", async () => {
+    const long = "é".repeat(100_000); // 200,000 bytes: several chunks, a character may straddle two
+    const input = file(`{"id":"a","t":"${long}"}\n{"id":"b"}\n`);
+    expect(await collect(input)).toEqual([
+      ["a", `${input.source}:1`],
+      ["b", `${input.source}:2`],
+    ]);
+  });
+});
+
 describe("readObjects", () => {
   it("streams JSON Lines from a file with line numbers (blank lines, CRLF, BOM)", async () => {
     const input = file('\uFEFF{"id":"a"}\r\n\r\n{"id":"b"}\n  {"id":"c"}  \n');
