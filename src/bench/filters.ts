@@ -86,12 +86,12 @@ async function project(): Promise<{ engine: Engine; id: string; ingestSeconds: n
   const [, ms] = await timed(async () => {
     await engine.addObjects([{ text: products(count), source: "generated" }]);
     let last = 0;
-    await engine.waitForIndex(id, (progress) => {
+    await engine.waitForIndex(id, { onProgress: (progress) => {
       if (Date.now() - last > 30_000) {
         last = Date.now();
         log(`  ${JSON.stringify(progress)}`);
       }
-    });
+    } });
   });
   writeFileSync(marker, id);
   return { engine, id, ingestSeconds: ms / 1000 };

@@ -41,7 +41,7 @@ async function variant(highlights: boolean) {
     await engine.addObjects([{ text: jsonl, source: "generated" }]);
     const [{ id }, ms] = await timed(async () => {
       const created = await engine.createIndex({ configuration: { index_type: { name: "text", ...(highlights ? { highlights: { text: true } } : {}) } } });
-      await engine.waitForIndex(created.id, (p) => process.stderr.write(`\r  ${highlights ? "with" : "without"} highlights: ${p.done}/${p.total}`));
+      await engine.waitForIndex(created.id, { onProgress: (p) => process.stderr.write(`\r  ${highlights ? "with" : "without"} highlights: ${p.done}/${p.total}`) });
       return created;
     });
     process.stderr.write("\n");

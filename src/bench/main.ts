@@ -102,7 +102,7 @@ async function ownBench() {
     log("indexing in the background worker…");
     const [{ id }, buildMs] = await timed(async () => {
       const created = await engine.createIndex({ configuration: { index_type: { name: "text" } } });
-      await engine.waitForIndex(created.id, (p) => process.stderr.write(`\r  ${p.done}/${p.total}`));
+      await engine.waitForIndex(created.id, { onProgress: (p) => process.stderr.write(`\r  ${p.done}/${p.total}`) });
       return created;
     });
     process.stderr.write("\n");

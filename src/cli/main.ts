@@ -1,11 +1,30 @@
 /** The CLI entry and its only error boundary: messages to stderr, exit codes from the error catalog. */
 import { readFileSync } from "node:fs";
 import { CommanderError, type Command } from "commander";
-import { InternalError, SemsearchError, UsageError } from "../engine/index.js";
+import { environmentError, InternalError, SemsearchError, UsageError } from "../engine/index.js";
 import { createProgram } from "./program.js";
 import { configureColor, chalk } from "./render/style.js";
 
-const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string; bugs?: { url?: string } };
+
+/**
+ * A reader that stops reading (`semsearch search … --jsonl | head -1`) closes the pipe: that ends the
+ * command quietly, with success, as in ripgrep and jq. A closed stderr is ignored.
+ */
+function endQuietlyOnClosedPipe(): void {
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(0);
+    throw error;
+  });
+  process.stderr.on("error", () => {});
+}
+
+/** A failure that is not a SemsearchError: the environment's fault (exit 6) when its system error code says so, else a bug. */
+function classify(caught: unknown): SemsearchError {
+  const where = caught as { syscall?: unknown; path?: unknown };
+  const subject = typeof where.path === "string" ? `Cannot ${typeof where.syscall === "string" ? where.syscall : "use"} ${where.path}` : "The command failed";
+  return environmentError(caught, subject) ?? new InternalError("INTERNAL", caught instanceof Error ? caught.message : String(caught), { cause: caught });
+}
 
 function wantsJson(argv: string[]): boolean {
   return argv.includes("--json");
@@ -30,7 +49,8 @@ function report(error: SemsearchError, json: boolean): void {
   if (error.hint) process.stderr.write(`${chalk.dim(error.hint)}\n`);
   if (error instanceof InternalError) {
     const cause = error.cause instanceof Error ? error.cause : error;
-    process.stderr.write(`${cause.stack ?? ""}\nThis is a bug in semsearch; please report it with the lines above.\n`);
+    const where = pkg.bugs?.url ? ` at ${pkg.bugs.url}` : "";
+    process.stderr.write(`${cause.stack ?? ""}\nThis is a bug in semsearch ${pkg.version}; please report it${where} with the lines above.\n`);
   }
 }
 
@@ -44,12 +64,13 @@ export async function main(argv: string[]): Promise<number> {
   for (const command of all(program)) command.configureOutput(output);
   try {
     await program.parseAsync(argv, { from: "user" });
-    return 0;
+    // A command may finish its output and still report a partial failure (`--wait` with failed objects: 7).
+    return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (caught) {
     let error: SemsearchError | null;
     if (caught instanceof CommanderError) error = fromCommander(caught);
     else if (caught instanceof SemsearchError) error = caught;
-    else error = new InternalError("INTERNAL", caught instanceof Error ? caught.message : String(caught), { cause: caught });
+    else error = classify(caught);
     // Help shown because a command is missing (`semsearch`, `semsearch index`) is a usage error.
     if (error === null) return caught instanceof CommanderError && caught.code === "commander.help" ? 2 : 0;
     report(error, json);
@@ -57,4 +78,5 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+endQuietlyOnClosedPipe();
 process.exitCode = await main(process.argv.slice(2));

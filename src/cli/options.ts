@@ -2,7 +2,8 @@
 import { constants } from "node:fs";
 import { access, readFile, stat } from "node:fs/promises";
 import { InvalidArgumentError, type Command } from "commander";
-import { Engine, UsageError, DEFAULT_PROJECT_DIR, type ObjectsInput } from "../engine/index.js";
+import { warn } from "./output.js";
+import { Engine, UsageError, DEFAULT_PROJECT_DIR, findProjectDir, type ObjectsInput } from "../engine/index.js";
 
 /** Options every command inherits from the root program. */
 export interface GlobalOptions {
@@ -15,18 +16,34 @@ export function globals(command: Command): GlobalOptions {
   return command.optsWithGlobals() as GlobalOptions;
 }
 
-/** Project directory: --project, else SEMSEARCH_PROJECT, else ./.semsearch. */
+/**
+ * Project directory: --project, else SEMSEARCH_PROJECT, else the nearest `.semsearch` in the working
+ * directory or above it, else ./.semsearch (created by the first command that writes).
+ * An empty --project or SEMSEARCH_PROJECT is refused rather than read as the working directory.
+ */
 export function projectDir(options: GlobalOptions): string {
-  return options.project ?? process.env.SEMSEARCH_PROJECT ?? DEFAULT_PROJECT_DIR;
+  const given = options.project ?? process.env.SEMSEARCH_PROJECT;
+  if (given !== undefined) {
+    if (given.trim() === "") {
+      const what = options.project !== undefined ? "--project" : "SEMSEARCH_PROJECT";
+      throw new UsageError("EMPTY_PROJECT", `${what} is empty`, { hint: `Name a project directory, or leave ${what} out to use the nearest .semsearch.` });
+    }
+    return given;
+  }
+  return findProjectDir(process.cwd()) ?? DEFAULT_PROJECT_DIR;
 }
 
-export function openEngine(options: GlobalOptions): Engine {
-  return new Engine({ projectDir: projectDir(options) });
+export function openEngine(options: GlobalOptions, dir = projectDir(options)): Engine {
+  return new Engine({ projectDir: dir, onWarning: (warning) => warn(options, warning) });
 }
 
-/** commander argParser for a non-negative integer flag. */
+/**
+ * commander argParser for an integer flag. Text that is not a whole number is a usage error (exit 2);
+ * whether the number is in range is the engine's check, a validation error (exit 4), as the
+ * service's 422 for the same parameter.
+ */
 export function integerArg(value: string): number {
-  if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError("expected a whole number");
+  if (!/^[+-]?\d+$/.test(value.trim())) throw new InvalidArgumentError(`expected a whole number, got "${value}"`);
   return Number(value);
 }
 

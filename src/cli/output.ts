@@ -1,9 +1,20 @@
 /** Writing results to stdout: one JSON document with --json, text for people otherwise. */
+import type { Warning } from "../engine/index.js";
 import { formatJson } from "./render/json.js";
+import { chalk } from "./render/style.js";
 import type { GlobalOptions } from "./options.js";
 
 export function printResult(options: GlobalOptions, json: unknown, human: () => string): void {
   process.stdout.write(options.json ? formatJson(json, process.stdout.isTTY === true) : human());
+}
+
+/**
+ * A warning on stderr: `warning: …` for people; with --json one line `{"warnings":[{"code","message"}]}`,
+ * so stderr stays machine-readable. Shown whether or not stderr is a terminal: it asks for action.
+ */
+export function warn(options: GlobalOptions, warning: Warning): void {
+  if (options.json) process.stderr.write(`${JSON.stringify({ warnings: [warning] })}\n`);
+  else process.stderr.write(`${chalk.yellow("warning:")} ${warning.message}\n`);
 }
 
 /** A line of information for people, on stderr (never with --json). */

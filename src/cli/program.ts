@@ -68,14 +68,21 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
   )
     .option("--field-type <field=type>", `type of a filterable field (${FIELD_TYPES.join(", ")}); repeatable`, keyValueArg)
     .option("--segment-delimiter <field=regex>", "regular expression starting a new highlight segment; repeatable", keyValueArg)
-    .option("--wait", "wait until the index is built (progress on stderr)")
+    .option("--wait", "wait until the index is built (progress on stderr; exit 7 if objects failed)")
+    .option("--timeout <seconds>", "with --wait: give up after this long (exit 5)", integerArg)
     .action(withGlobals(h.indexCreate));
   index.command("list").description("list indexes with their state").action(withGlobals(h.indexList));
-  index.command("get <id>").description("show an index").option("--wait", "wait until built").action(withGlobals(h.indexGet));
+  index
+    .command("get <id>")
+    .description("show an index")
+    .option("--wait", "wait until built")
+    .option("--timeout <seconds>", "with --wait: give up after this long (exit 5)", integerArg)
+    .action(withGlobals(h.indexGet));
   index
     .command("status <id>")
     .description("counts of objects per state: UPLOADED, PROCESSING, READY, ERROR")
     .option("--wait", "wait until built")
+    .option("--timeout <seconds>", "with --wait: give up after this long (exit 5)", integerArg)
     .action(withGlobals(h.indexStatus));
   index.command("delete <id>").description("delete an index (objects stay in the store)").action(withGlobals(h.indexDelete));
 
@@ -85,6 +92,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .description("add or replace objects from JSON, JSON arrays or JSON Lines files, or stdin (-)")
     .option("--id-field <field>", "field holding the object id (default id; generated when absent)")
     .option("--wait", "wait until every index has processed them")
+    .option("--timeout <seconds>", "with --wait: give up after this long (exit 5)", integerArg)
     .action(withGlobals(h.objectsAdd));
   objects.command("get <id>").description("show an object and its state in each index").action(withGlobals(h.objectsGet));
   objects

@@ -1,4 +1,5 @@
 /** What every engine operation works on: the project directory and its database, opened lazily. */
+import type { Warning } from "./errors.js";
 import { interruptedWorkPending, recoverInterrupted } from "./journals.js";
 import { Project } from "./project.js";
 import { LanceStore } from "./store/lancedb.js";
@@ -6,7 +7,14 @@ import { LanceStore } from "./store/lancedb.js";
 export class EngineContext {
   private storePromise: Promise<LanceStore> | undefined;
 
-  constructor(readonly project: Project) {}
+  /**
+   * @param warn receives problems that do not fail the operation (engine code never prints):
+   *   the CLI writes them to stderr.
+   */
+  constructor(
+    readonly project: Project,
+    readonly warn: (warning: Warning) => void = () => {},
+  ) {}
 
   /**
    * The project database; creates the project layout on first use. Work left half-done by a dead

@@ -18,6 +18,13 @@ export interface SemsearchErrorOptions {
   cause?: unknown;
 }
 
+/** A problem that does not fail an operation, for a person to act on (the CLI prints it on stderr). */
+export interface Warning {
+  /** INDEX_BUILDING, WORKER_NOT_STARTED, FIELD_NOT_FOUND, NO_SEARCHABLE_TEXT, COMPACTION_FAILED */
+  code: string;
+  message: string;
+}
+
 /** The serialised form, used across process and thread boundaries and in `--json` output. */
 export interface ErrorPayload {
   name: string;
@@ -147,8 +154,12 @@ export function isEnvironmentFault(error: unknown): boolean {
  */
 export function fsError(error: unknown, action: string, file: string): SemsearchError {
   if (error instanceof SemsearchError) return error;
+  return environmentError(error, `Cannot ${action} ${file}`) ?? new InternalError("INTERNAL", `Cannot ${action} ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+}
+
+/** An EnvironmentError `<subject>: <what the code means> (<code>)` for an environment fault; null for any other error. */
+export function environmentError(error: unknown, subject: string): EnvironmentError | null {
   const code = systemErrorCode(error);
   const known = code !== undefined && Object.hasOwn(ENVIRONMENT_CODES, code) ? ENVIRONMENT_CODES[code] : undefined;
-  if (known) return new EnvironmentError(code as string, `Cannot ${action} ${file}: ${known.what} (${code})`, { hint: known.hint, cause: error });
-  return new InternalError("INTERNAL", `Cannot ${action} ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  return known ? new EnvironmentError(code as string, `${subject}: ${known.what} (${code})`, { hint: known.hint, cause: error }) : null;
 }

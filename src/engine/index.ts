@@ -9,6 +9,7 @@ import { listModels as registryModels } from "./embedding/registry.js";
 import * as indexes from "./indexes.js";
 import { resumeWorker, workerPid } from "./indexing/spawn.js";
 import * as objects from "./objects/service.js";
+import { UsageError, type Warning } from "./errors.js";
 import { DEFAULT_PROJECT_DIR, Project, type WorkerState } from "./project.js";
 import { search } from "./search/search.js";
 import type { SearchParams } from "./search/request.js";
@@ -18,12 +19,13 @@ export * from "./errors.js";
 export type * from "./types.js";
 export type { SearchParams } from "./search/request.js";
 export type { ObjectsInput, AddObjectsOptions, AddObjectsResult, AddProgress } from "./objects/service.js";
-export type { BuildProgress } from "./indexes.js";
+export type { BuildProgress, BuildReport, WaitOptions } from "./indexes.js";
 export type { CreateIndexBody, IndexConfiguration, FieldType } from "./config.js";
 export { FIELD_TYPES, INDEX_TYPES } from "./config.js";
 export { DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULTS, VECTOR_CANDIDATES } from "./search/limits.js";
 export { DEFAULT_MODEL } from "./embedding/registry.js";
-export { DEFAULT_PROJECT_DIR } from "./project.js";
+export { integerIn } from "./params.js";
+export { DEFAULT_PROJECT_DIR, findProjectDir } from "./project.js";
 export type { WorkerState } from "./project.js";
 export { parseJsonText } from "./objects/parse.js";
 
@@ -32,6 +34,11 @@ export interface EngineOptions {
   projectDir?: string;
   /** Clock, for timestamps (default: the system clock). */
   now?: () => Date;
+  /**
+   * Called with problems that do not fail an operation, for a person to act on: the index searched
+   * is still building, a background worker could not be started, a named field no object has.
+   */
+  onWarning?: (warning: Warning) => void;
 }
 
 export interface ModelInfo {
@@ -53,7 +60,8 @@ export class Engine {
   private readonly now: () => Date;
 
   constructor(options: EngineOptions = {}) {
-    this.ctx = new EngineContext(new Project(path.resolve(options.projectDir ?? DEFAULT_PROJECT_DIR)));
+    if (options.projectDir !== undefined && options.projectDir.trim() === "") throw new UsageError("EMPTY_PROJECT", "The project directory is empty");
+    this.ctx = new EngineContext(new Project(path.resolve(options.projectDir ?? DEFAULT_PROJECT_DIR)), options.onWarning);
     this.now = options.now ?? (() => new Date());
   }
 
@@ -87,9 +95,17 @@ export class Engine {
     return indexes.deleteIndex(this.ctx, id);
   }
 
-  /** Resolves when the index has nothing UPLOADED or PROCESSING. */
-  waitForIndex(id: string, onProgress?: (progress: indexes.BuildProgress) => void): Promise<IndexInfo> {
-    return indexes.waitForIndex(this.ctx, id, onProgress);
+  /**
+   * Resolves when the index has nothing UPLOADED or PROCESSING. ConflictError (exit 5) after
+   * `timeoutMs`, or when nothing moves for `stallMs` (default 10 minutes).
+   */
+  waitForIndex(id: string, options: indexes.WaitOptions = {}): Promise<IndexInfo> {
+    return indexes.waitForIndex(this.ctx, id, options);
+  }
+
+  /** After a build: objects that failed (count and the first reasons) and objects without searchable text. */
+  buildReport(id: string): Promise<indexes.BuildReport> {
+    return indexes.buildReport(this.ctx, id);
   }
 
   /** Stores objects (all or nothing) and starts indexing them in the background. */

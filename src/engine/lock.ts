@@ -35,13 +35,15 @@ function describeCommand(): string {
 }
 
 /** The lock file's content and inode; null when there is no lock file; `info: null` when it is unreadable. */
-function readLock(file: string): { info: LockFile | null; ino: number; ageMs: number } | null {
+function readLock(file: string): { info: LockFile | null; ino: number; ageMs: number; writtenAt: number } | null {
   let text: string;
   let ino: number;
   let ageMs: number;
+  let writtenAt: number;
   try {
     const stat = statSync(file);
     ino = stat.ino;
+    writtenAt = stat.mtimeMs;
     ageMs = Date.now() - stat.mtimeMs;
     text = readFileSync(file, "utf8");
   } catch (error) {
@@ -56,7 +58,7 @@ function readLock(file: string): { info: LockFile | null; ino: number; ageMs: nu
     // unreadable
   }
   const owner = parseOwner(parsed);
-  if (!owner) return { info: null, ino, ageMs };
+  if (!owner) return { info: null, ino, ageMs, writtenAt };
   const { command, since, nonce } = parsed as { command?: unknown; since?: unknown; nonce?: unknown };
   return {
     info: {
@@ -67,13 +69,14 @@ function readLock(file: string): { info: LockFile | null; ino: number; ageMs: nu
     },
     ino,
     ageMs,
+    writtenAt,
   };
 }
 
 /** The live holder of a lock, or null when it is free (absent, stale, or unreadable and old). */
 export function lockHolder(file: string): LockInfo | null {
   const lock = readLock(file);
-  if (!lock?.info || !ownerAlive(lock.info)) return null;
+  if (!lock?.info || !ownerAlive(lock.info, lock.writtenAt)) return null;
   const { nonce: _nonce, ...info } = lock.info;
   return info;
 }
@@ -163,8 +166,8 @@ function unlinkQuietly(file: string): void {
 }
 
 /** Whether a lock file read by readLock counts as held: a live owner, or unreadable but young (being created). */
-function isHeld(lock: { info: LockFile | null; ageMs: number }): boolean {
-  return lock.info === null ? lock.ageMs < UNREADABLE_GRACE_MS : ownerAlive(lock.info);
+function isHeld(lock: { info: LockFile | null; ageMs: number; writtenAt: number }): boolean {
+  return lock.info === null ? lock.ageMs < UNREADABLE_GRACE_MS : ownerAlive(lock.info, lock.writtenAt);
 }
 
 /** Takes the lock if it is free or stale; returns null when a live process holds it. */

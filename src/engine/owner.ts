@@ -63,10 +63,25 @@ export function currentOwner(): Owner {
   return self;
 }
 
-/** Whether the recorded owner is still running: its pid is alive and, where known, started when it did. */
-export function ownerAlive(owner: Owner): boolean {
+/** When a process started (ms since the epoch), from /proc; null where that cannot be read. */
+export function processStartedAt(pid: number): number | null {
+  const ticks = Number(procStat(pid)?.[19]);
+  const boot = /^btime (\d+)$/m.exec(readText("/proc/stat") ?? "")?.[1];
+  // /proc reports times in USER_HZ, which Linux fixes at 100 per second for user space.
+  return Number.isFinite(ticks) && boot !== undefined ? Number(boot) * 1000 + ticks * 10 : null;
+}
+
+/**
+ * Whether the recorded owner is still running: its pid is alive and, where known, started when it
+ * did. For an owner recorded without a start mark (an older version, or another platform),
+ * `writtenAt` (when the record was written) rules out a process that started after it.
+ */
+export function ownerAlive(owner: Owner, writtenAt?: number): boolean {
   if (!processAlive(owner.pid)) return false;
-  if (owner.start === undefined) return true;
+  if (owner.start === undefined) {
+    const startedAt = writtenAt === undefined ? null : processStartedAt(owner.pid);
+    return startedAt === null || startedAt <= (writtenAt as number) + 2000; // the boot time is read to the second
+  }
   const start = processStart(owner.pid);
   return start === null || start === owner.start;
 }

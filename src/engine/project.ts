@@ -98,6 +98,22 @@ const WorkerStateSchema = v.object({
 /** Default project directory, relative to the working directory. */
 export const DEFAULT_PROJECT_DIR = ".semsearch";
 
+/**
+ * The project a command run in `start` uses when none is named: the nearest `.semsearch` holding a
+ * catalog in `start` or a directory above it (as git finds its repository), else null.
+ */
+export function findProjectDir(start: string): string | null {
+  for (let dir = path.resolve(start); ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, DEFAULT_PROJECT_DIR);
+    try {
+      if (statSync(path.join(candidate, "catalog.json")).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+    if (path.dirname(dir) === dir) return null;
+  }
+}
+
 export class Project {
   readonly dataDir: string;
   readonly writeLock: string;

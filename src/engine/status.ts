@@ -50,6 +50,19 @@ export async function objectIndexStatus(
   return { id: index.id, status, searchable };
 }
 
+/**
+ * Whether an index still has stored objects to take in, and how many it has taken in: null when it
+ * has none left. Cheap when the index is caught up (a file read); counts only when it is not.
+ */
+export async function buildingState(ctx: EngineContext, index: IndexRecord): Promise<{ searchable: number; total: number } | null> {
+  const progress = ctx.project.progress(index.id);
+  if (progress.indexedSeq >= ctx.project.lastSeq() && progress.processingSeq === null) return null;
+  const store = await ctx.store();
+  const [pending, total] = await Promise.all([store.countObjects(progress.indexedSeq), store.countObjects()]);
+  if (pending === 0) return null;
+  return { searchable: total - pending - errorsIn(progress, -1, progress.indexedSeq), total };
+}
+
 /** Objects already written to the index (searchable), whether or not the built indexes cover them yet. */
 export async function indexedObjectCount(ctx: EngineContext, index: IndexRecord): Promise<number> {
   return (await ctx.store()).countObjects(-1, ctx.project.progress(index.id).indexedSeq);

@@ -87,4 +87,9 @@ export interface SearchHit {
 export interface SearchPage {
   hits: SearchHit[];
   pagination: Pagination;
+  /**
+   * Present while the index is still building (not part of the service's JSON shape): objects
+   * searchable so far, of all stored objects. Results may be incomplete until it is gone.
+   */
+  building?: { searchable: number; total: number };
 }

@@ -55,7 +55,7 @@ export async function prepareIndex(collection: Collection, cacheDir: string): Pr
   const { id } = await engine.createIndex({
     configuration: { index_type: { name: "text" }, fields: { searchable: { allow: ["title", "text"] } } },
   });
-  await engine.waitForIndex(id, (p) => process.stderr.write(`\r  ${p.done}/${p.total}`));
+  await engine.waitForIndex(id, { onProgress: (p) => process.stderr.write(`\r  ${p.done}/${p.total}`) });
   process.stderr.write("\n");
   const seconds = (performance.now() - start) / 1000;
   writeFileSync(marker, JSON.stringify({ indexId: id, documents: collection.documents.length, seconds }) + "\n");

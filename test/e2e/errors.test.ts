@@ -39,8 +39,8 @@ describe("exit codes and error documents", () => {
     [["index", "create", "--segment-delimiter", "body=(unclosed"], 4, "INVALID_CONFIG", /segment_delimiter\.body: invalid regular expression/],
     [["index", "create", "--model", "gpt-99"], 4, "UNKNOWN_MODEL", /Unknown embedding model "gpt-99"/],
     [["index", "create", "--type", "image"], 4, "UNSUPPORTED_INDEX_TYPE", /image embedding model/],
-    [["search", "IDX", "q", "--limit", "1001"], 4, "INVALID_PARAMETER", /limit must be an integer from 1 to 1000/],
-    [["search", "IDX", "q", "--offset", "10000"], 4, "INVALID_PARAMETER", /offset must be an integer from 0 to 9999/],
+    [["search", "IDX", "q", "--limit", "1001"], 4, "INVALID_PARAMETER", /limit must be an integer from 1 to 1,000/],
+    [["search", "IDX", "q", "--offset", "10000"], 4, "INVALID_PARAMETER", /offset must be an integer from 0 to 9,999/],
     [["search", "IDX", "q", "--result-fields", "scores"], 4, "INVALID_PARAMETER", /Unknown result field "scores"/],
     [["search", "IDX", "--limit", "0", "q"], 4, "INVALID_PARAMETER", /limit/],
     [["search", "NEURAL", "q", "--mode", "lexical"], 4, "INVALID_PARAMETER", /neural-only: it has no lexical part/],
@@ -50,6 +50,17 @@ describe("exit codes and error documents", () => {
     [["index", "create", "--bogus"], 2, "USAGE", /unknown option '--bogus'/i],
     [["frobnicate"], 2, "USAGE", /unknown command/i],
     [["objects", "add", "does-not-exist.json"], 2, "INPUT_NOT_READABLE", /does-not-exist\.json: no such file/],
+    // numeric flags, one rule: not a whole number is a usage error (2), a number out of range a validation error (4)
+    [["objects", "list", "--limit", "0"], 4, "INVALID_PARAMETER", /limit must be an integer from 1 to 10,000, got 0/],
+    [["objects", "list", "--limit", "10001"], 4, "INVALID_PARAMETER", /limit must be an integer from 1 to 10,000/],
+    [["objects", "list", "--offset", "-1"], 4, "INVALID_PARAMETER", /offset must be an integer from 0/],
+    [["objects", "list", "--limit", "abc"], 2, "USAGE", /--limit.*expected a whole number, got "abc"/],
+    [["objects", "list", "--limit", "1.5"], 2, "USAGE", /--limit.*expected a whole number/],
+    [["search", "IDX", "q", "--page", "0"], 4, "INVALID_PARAMETER", /page must be an integer from 1/],
+    [["search", "IDX", "q", "--page", "-3"], 4, "INVALID_PARAMETER", /page must be an integer from 1/],
+    [["search", "IDX", "q", "--page", "two"], 2, "USAGE", /--page.*expected a whole number/],
+    [["search", "IDX", "q", "--limit", "-5"], 4, "INVALID_PARAMETER", /limit must be an integer from 1 to 1,000/],
+    [["search", "IDX", "q", "--offset", "99999999999999999999"], 4, "INVALID_PARAMETER", /offset must be an integer from 0 to 9,999/],
   ])("%j exits %i with %s", async (args, exitCode, code, message) => {
     await expectJsonError(args.map((arg) => (arg === "IDX" ? indexId : arg === "NEURAL" ? neuralId : arg)), exitCode, code, message);
   });
@@ -60,6 +71,16 @@ describe("exit codes and error documents", () => {
     await expectJsonError(["index", "create", "--config", "-"], 4, "INVALID_CONFIG", /highlights\.text: expected boolean/, '{"configuration":{"index_type":{"name":"text","highlights":{"text":"yes"}}}}');
     await expectJsonError(["index", "create", "--config", "-"], 4, "INVALID_JSON", /^<stdin>:3: invalid JSON/, '{\n "configuration": {\n  "index_type": }\n}');
     await expectJsonError(["index", "create", "--config", "-", "--highlights"], 2, "CONFLICTING_OPTIONS", /either with --config or with flags/, "{}");
+  });
+
+  it("an empty --project or SEMSEARCH_PROJECT is refused (exit 2), not read as the working directory", async () => {
+    const cwd = path.dirname(project);
+    for (const [args, env] of [[["--project", ""], {}], [[], { SEMSEARCH_PROJECT: "" }], [[], { SEMSEARCH_PROJECT: "  " }]] as const) {
+      const result = await runCli([...args, "--json", "objects", "add", "-"], { cwd, env, input: '{"id":"x"}' });
+      expect(result.exitCode, result.stderr).toBe(2);
+      expect(JSON.parse(result.stderr).errors[0].code).toBe("EMPTY_PROJECT");
+      expect(existsSync(path.join(cwd, "catalog.json"))).toBe(false);
+    }
   });
 
   it("prints one readable line without a stack trace when not --json", async () => {

@@ -4,8 +4,7 @@ import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Engine } from "../../engine/index.js";
-import type { GlobalOptions } from "../options.js";
+import { openEngine, type GlobalOptions } from "../options.js";
 import { note, printResult } from "../output.js";
 import { progressReporter } from "../progress.js";
 import { searchResponse } from "../render/json.js";
@@ -17,7 +16,7 @@ export const DEMO_QUERY = "how do plants make energy from sunlight";
 export async function demoCommand(queryWords: string[], options: GlobalOptions & { limit?: number }): Promise<void> {
   const query = queryWords.length > 0 ? queryWords.join(" ") : DEMO_QUERY;
   const dir = options.project ?? mkdtempSync(path.join(tmpdir(), "semsearch-demo-"));
-  const engine = new Engine({ projectDir: dir });
+  const engine = openEngine(options, dir);
   try {
     note(options, `Project: ${engine.projectDir}`);
     const added = await engine.addObjects([{ text: await readFile(SAMPLE_FILE, "utf8"), source: SAMPLE_FILE }]);
@@ -27,7 +26,7 @@ export async function demoCommand(queryWords: string[], options: GlobalOptions &
     });
     const progress = progressReporter(options.json, id);
     try {
-      await engine.waitForIndex(id, (p) => progress.update(p));
+      await engine.waitForIndex(id, { onProgress: (p) => progress.update(p) });
     } finally {
       progress.done();
     }

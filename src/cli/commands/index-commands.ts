@@ -1,24 +1,14 @@
 /** `semsearch index create | list | get | status | delete`. */
-import type { Engine, IndexInfo } from "../../engine/index.js";
+import type { IndexInfo } from "../../engine/index.js";
 import { checkNoMix, indexBodyFromFlags, type IndexCreateFlags } from "../index-body.js";
 import { parseJsonText } from "../../engine/index.js";
 import { withEngine, readInput, type GlobalOptions } from "../options.js";
 import { printResult } from "../output.js";
-import { progressReporter } from "../progress.js";
+import { waitForBuild, type WaitFlags } from "../wait.js";
 import { renderIndexTable } from "../render/table.js";
 
-export interface IndexCreateOptions extends GlobalOptions, IndexCreateFlags {
+export interface IndexCreateOptions extends GlobalOptions, IndexCreateFlags, WaitFlags {
   config?: string;
-  wait?: boolean;
-}
-
-async function waitWithProgress(engine: Engine, id: string, json: boolean | undefined): Promise<IndexInfo> {
-  const progress = progressReporter(json, id);
-  try {
-    return await engine.waitForIndex(id, (p) => progress.update(p));
-  } finally {
-    progress.done();
-  }
 }
 
 export async function indexCreate(options: IndexCreateOptions): Promise<void> {
@@ -32,7 +22,7 @@ export async function indexCreate(options: IndexCreateOptions): Promise<void> {
   }
   await withEngine(options, async (engine) => {
     const { id } = await engine.createIndex(body);
-    if (options.wait) await waitWithProgress(engine, id, options.json);
+    if (options.wait) await waitForBuild(engine, id, options);
     printResult(options, { id }, () => `${id}\n`);
   });
 }
@@ -57,16 +47,16 @@ function describe(index: IndexInfo): string {
   ].join("\n") + "\n";
 }
 
-export async function indexGet(id: string, options: GlobalOptions & { wait?: boolean }): Promise<void> {
+export async function indexGet(id: string, options: GlobalOptions & WaitFlags): Promise<void> {
   await withEngine(options, async (engine) => {
-    const index = options.wait ? await waitWithProgress(engine, id, options.json) : await engine.getIndex(id);
+    const index = options.wait ? await waitForBuild(engine, id, options) : await engine.getIndex(id);
     printResult(options, index, () => describe(index));
   });
 }
 
-export async function indexStatus(id: string, options: GlobalOptions & { wait?: boolean }): Promise<void> {
+export async function indexStatus(id: string, options: GlobalOptions & WaitFlags): Promise<void> {
   await withEngine(options, async (engine) => {
-    const status = options.wait ? (await waitWithProgress(engine, id, options.json)).status : await engine.indexStatus(id);
+    const status = options.wait ? (await waitForBuild(engine, id, options)).status : await engine.indexStatus(id);
     printResult(options, { status }, () =>
     `UPLOADED ${status.UPLOADED} · PROCESSING ${status.PROCESSING} · READY ${status.READY} · ERROR ${status.ERROR}\n`,
     );

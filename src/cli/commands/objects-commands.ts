@@ -2,12 +2,12 @@
 import { UsageError, type ObjectsInput } from "../../engine/index.js";
 import { objectsInput, withEngine, type GlobalOptions } from "../options.js";
 import { note, printResult } from "../output.js";
-import { addProgressReporter, progressReporter } from "../progress.js";
+import { addProgressReporter } from "../progress.js";
+import { waitForBuild, type WaitFlags } from "../wait.js";
 import { renderObjectTable } from "../render/table.js";
 
-export interface ObjectsAddOptions extends GlobalOptions {
+export interface ObjectsAddOptions extends GlobalOptions, WaitFlags {
   idField?: string;
-  wait?: boolean;
 }
 
 async function readInputs(files: string[]): Promise<ObjectsInput[]> {
@@ -28,16 +28,7 @@ export async function objectsAdd(files: string[], options: ObjectsAddOptions): P
     } finally {
       progress.done();
     }
-    if (options.wait) {
-      for (const index of await engine.listIndexes()) {
-        const progress = progressReporter(options.json, index.id);
-        try {
-          await engine.waitForIndex(index.id, (p) => progress.update(p));
-        } finally {
-          progress.done();
-        }
-      }
-    }
+    if (options.wait) for (const index of await engine.listIndexes()) await waitForBuild(engine, index.id, options);
     printResult(options, result, () => `Added ${result.count} object${result.count === 1 ? "" : "s"}.\n`);
     if (!options.wait && (await engine.listIndexes()).length > 0) note(options, "Indexing continues in the background.");
   });
@@ -47,7 +38,7 @@ export async function objectsGet(id: string, options: GlobalOptions): Promise<vo
   await withEngine(options, async (engine) => {
     const info = await engine.getObject(id);
     printResult(options, info, () => {
-      const states = info.status.indexes.map((entry) => `${entry.id}: ${entry.status}${entry.searchable ? " (searchable)" : ""}`);
+      const states = info.status.indexes.map((entry) => `${entry.id}: ${entry.status}${entry.searchable ? " (searchable)" : ""}${entry.error ? ` — ${entry.error}` : ""}`);
       return `${JSON.stringify(info.object, null, 2)}\nid: ${info.id} · created ${info.created_at} · updated ${info.updated_at}\nstatus: ${info.status.state}${states.length ? `\n  ${states.join("\n  ")}` : ""}\n`;
     });
   });

@@ -1,7 +1,8 @@
 /** `semsearch search <index> <query>`: a table, the service's JSON, JSON Lines, or an interactive session. */
-import { UsageError, DEFAULT_LIMIT, MAX_LIMIT, ValidationError, type Engine, type SearchPage, type SearchParams } from "../../engine/index.js";
+import { integerIn, UsageError, DEFAULT_LIMIT, MAX_LIMIT, ValidationError, type Engine, type SearchPage, type SearchParams } from "../../engine/index.js";
 import { interactiveSearch } from "../interactive.js";
 import { withEngine, type GlobalOptions } from "../options.js";
+import { warn } from "../output.js";
 import { formatJson, searchResponse, searchResult } from "../render/json.js";
 import { renderSearchTable } from "../render/table.js";
 
@@ -44,7 +45,7 @@ export function outputMode(options: SearchOptions, tty: { stdin: boolean; stdout
 export function resolveOffset(options: SearchOptions): number | undefined {
   if (options.page === undefined) return options.offset;
   if (options.offset !== undefined) throw new UsageError("CONFLICTING_OPTIONS", "Give --page or --offset, not both");
-  if (options.page < 1) throw new UsageError("INVALID_PAGE", "--page starts at 1");
+  integerIn("page", options.page, 1, 1, Number.MAX_SAFE_INTEGER);
   return (options.limit ?? DEFAULT_LIMIT) * (options.page - 1);
 }
 
@@ -71,6 +72,15 @@ export async function followPages(engine: Engine, indexId: string, params: Searc
   }
 }
 
+/** The warning for a search of an index that is still building (results may be incomplete). */
+export function buildingWarning(indexId: string, building: NonNullable<SearchPage["building"]>) {
+  const { searchable, total } = building;
+  return {
+    code: "INDEX_BUILDING",
+    message: `Index ${indexId} is still building: ${searchable.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} objects are searchable so far, so results may be incomplete. Wait for it with \`semsearch index status ${indexId} --wait\`.`,
+  };
+}
+
 export async function searchCommand(indexId: string, queryWords: string[], options: SearchOptions): Promise<void> {
   const mode = outputMode(options, { stdin: process.stdin.isTTY === true, stdout: process.stdout.isTTY === true });
   const offset = resolveOffset(options);
@@ -94,17 +104,22 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
         await interactiveSearch(engine, indexId, { query, offset: offset ?? 0, limit: options.limit ?? DEFAULT_LIMIT }, params, extra);
       } else if (!options.all) {
         const page = await engine.search(indexId, params);
+        if (page.building) warn(options, buildingWarning(indexId, page.building));
         if (mode === "jsonl") for (const hit of page.hits) write(`${JSON.stringify(searchResult(hit))}\n`);
         else if (mode === "json") write(formatJson(searchResponse(page), process.stdout.isTTY === true));
         else write(renderSearchTable(page, offset ?? 0, extra, query));
       } else if (mode === "jsonl") {
         // streamed: each page's results as soon as it arrives
-        await followPages(engine, indexId, params, (page) => {
+        await followPages(engine, indexId, params, (page, at) => {
+          if (page.building && at === (params.offset ?? 0)) warn(options, buildingWarning(indexId, page.building));
           for (const hit of page.hits) write(`${JSON.stringify(searchResult(hit))}\n`);
         });
       } else {
         const hits: SearchPage["hits"] = [];
-        const last = await followPages(engine, indexId, params, (page) => hits.push(...page.hits));
+        const last = await followPages(engine, indexId, params, (page, at) => {
+          if (page.building && at === (params.offset ?? 0)) warn(options, buildingWarning(indexId, page.building));
+          hits.push(...page.hits);
+        });
         const whole: SearchPage = { hits, pagination: { pages: hits.length > 0 ? 1 : 0, page: 1, statistics: last.pagination.statistics } };
         write(mode === "json" ? formatJson(searchResponse(whole), process.stdout.isTTY === true) : renderSearchTable(whole, offset ?? 0, extra, query));
       }

@@ -64,6 +64,20 @@ export function hasPendingWork(ctx: EngineContext): boolean {
  */
 export function resumeWorker(ctx: EngineContext): boolean {
   if (!ctx.project.exists() || workerPid(ctx.project) !== null || !hasPendingWork(ctx)) return false;
-  ensureWorker(ctx.project);
-  return true;
+  return startWorker(ctx);
+}
+
+/**
+ * Starts the worker for work that is committed already: a failure (a read-only project, say) does
+ * not undo that work or fail the command, so it becomes a warning. True when a worker was started.
+ */
+export function startWorker(ctx: EngineContext): boolean {
+  try {
+    ensureWorker(ctx.project);
+    return true;
+  } catch (error) {
+    const message = `The background indexer could not be started: ${error instanceof Error ? error.message : String(error)}. Indexing waits until a command can start it.`;
+    ctx.warn({ code: "WORKER_NOT_STARTED", message });
+    return false;
+  }
 }

@@ -1,5 +1,6 @@
 /** Entry of the detached worker process: `node worker-main.js <project dir>`. */
 import { EngineContext } from "../context.js";
+import { SemsearchError } from "../errors.js";
 import { Project } from "../project.js";
 import { runWorker } from "./worker.js";
 
@@ -14,7 +15,10 @@ const ctx = new EngineContext(new Project(dir));
 try {
   await runWorker(ctx, log);
 } catch (error) {
-  log(`worker failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  // One line that `--wait` reads back (indexes.ts lastWorkerFailure), then the stack for people.
+  const what = error instanceof SemsearchError ? `[${error.name} ${error.code}]` : "[InternalError INTERNAL]";
+  log(`worker failed ${what}: ${(error instanceof Error ? error.message : String(error)).split("\n")[0]}`);
+  if (error instanceof Error && error.stack) log(error.stack);
   process.exitCode = 1;
 } finally {
   await ctx.close();

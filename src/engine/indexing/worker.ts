@@ -28,6 +28,8 @@ export const BATCH_SIZE = 128;
 export const OPTIMIZE_EVERY = 20_000;
 /** How long the worker waits for the write lock before it gives up and exits (the next command starts another). */
 const WORKER_LOCK_WAIT_MS = 30 * 60_000;
+/** How often a working worker refreshes its report (worker.json), at the least. */
+export const HEARTBEAT_MS = 15_000;
 /** How long an idle worker waits for new work before exiting. */
 const LINGER_MS = 1500;
 
@@ -125,8 +127,11 @@ class Worker {
     return true;
   }
 
-  /** Tells `worker status` what this worker is doing. */
+  private last: { phase: WorkerState["phase"]; index: string | null; pending: number } = { phase: "idle", index: null, pending: 0 };
+
+  /** Tells `worker status` (and `--wait`) what this worker is doing. */
   private report(phase: WorkerState["phase"], index: string | null, pending: number): void {
+    this.last = { phase, index, pending };
     const now = Date.now();
     const seconds = (now - this.startedAt) / 1000;
     this.ctx.project.saveWorkerState({
@@ -139,6 +144,18 @@ class Worker {
       started_at: new Date(this.startedAt).toISOString(),
       updated_at: new Date(now).toISOString(),
     });
+  }
+
+  /**
+   * Rewrites the last report with a new time, so `--wait` can tell a worker that is alive and busy
+   * (training a vector index, waiting for a long add's lock) from one that has stopped responding.
+   */
+  heartbeat(): void {
+    try {
+      this.report(this.last.phase, this.last.index, this.last.pending);
+    } catch {
+      // a full disk, say: the next report tries again
+    }
   }
 
   /**
@@ -356,9 +373,12 @@ export async function runWorker(ctx: EngineContext, log: WorkerLog): Promise<voi
   let release: Release | null = tryLock(ctx.project.workerLock);
   while (release) {
     const worker = new Worker(ctx, log);
+    const heartbeat = setInterval(() => worker.heartbeat(), HEARTBEAT_MS);
+    heartbeat.unref();
     try {
       await worker.run();
     } finally {
+      clearInterval(heartbeat);
       await worker.close();
       ctx.project.saveWorkerState(null);
       release();

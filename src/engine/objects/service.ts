@@ -3,10 +3,11 @@ import { rmSync } from "node:fs";
 import type { EngineContext } from "../context.js";
 import { NotFoundError, SemsearchError } from "../errors.js";
 import { newObjectId } from "../ids.js";
-import { ensureWorker } from "../indexing/spawn.js";
+import { startWorker } from "../indexing/spawn.js";
 import { failpoint } from "../failpoint.js";
 import { deleteEverywhere, rollBackAdd } from "../journals.js";
 import { currentOwner } from "../owner.js";
+import { integerIn } from "../params.js";
 import { objectIndexStatus } from "../status.js";
 import type { ObjectRow } from "../store/lancedb.js";
 import type { JsonObject, ObjectInfo, StoredObject } from "../types.js";
@@ -20,8 +21,6 @@ export interface AddObjectsOptions {
   idField?: string;
   /** Called while reading (objects validated so far) and while writing (objects written of the total). */
   onProgress?: (progress: AddProgress) => void;
-  /** Called with problems that do not undo the add (it is committed): compaction or starting the worker failed. */
-  onWarning?: (message: string) => void;
 }
 
 export interface AddProgress {
@@ -86,7 +85,6 @@ export async function addObjects(
     // Pass 2: write in batches, all or nothing.
     const store = await ctx.store();
     const stamp = now.toISOString();
-    const warn = options.onWarning ?? (() => {});
     await ctx.locked(async () => {
       ctx.project.beginAdd(currentOwner(), await store.objectsVersion());
       failpoint("add:journal");
@@ -140,17 +138,12 @@ export async function addObjects(
         try {
           await store.optimizeObjects();
         } catch (error) {
-          warn(`The objects were added, but compacting the object table failed: ${describe(error)}. The worker compacts it later.`);
+          const message = `The objects were added, but compacting the object table failed: ${describe(error)}. The worker compacts it later.`;
+          ctx.warn({ code: "COMPACTION_FAILED", message });
         }
       }
     });
-    if (ctx.project.indexes().length > 0) {
-      try {
-        ensureWorker(ctx.project);
-      } catch (error) {
-        warn(`The objects were added, but the indexing worker could not be started: ${describe(error)}. Any later command starts it.`);
-      }
-    }
+    if (ctx.project.indexes().length > 0) startWorker(ctx);
     return ids.size <= MAX_LISTED_IDS ? { count: ids.size, ids: [...ids] } : { count: ids.size };
   } finally {
     for (const file of spooled) rmSync(file, { force: true });
@@ -179,15 +172,21 @@ export async function getObject(ctx: EngineContext, id: string): Promise<ObjectI
   return { ...toStored(row), status: { state: complete ? "complete" : "incomplete", indexes } };
 }
 
-/** Objects in id order. */
+/** Objects listed at most at once. */
+export const MAX_LIST_LIMIT = 10_000;
+
+/** Objects in id order. ValidationError INVALID_PARAMETER for a limit outside 1..MAX_LIST_LIMIT or a negative offset. */
 export async function listObjects(ctx: EngineContext, offset: number, limit: number): Promise<StoredObject[]> {
+  integerIn("limit", limit, 100, 1, MAX_LIST_LIMIT);
+  integerIn("offset", offset, 0, 0, Number.MAX_SAFE_INTEGER);
   if (!ctx.project.exists()) return [];
   return (await (await ctx.store()).listObjects(offset, limit)).map(toStored);
 }
 
 /**
  * Deletes an object from the store and from every index, in one locked step, journaled: a delete
- * interrupted half-way is completed by the next process that opens the project.
+ * interrupted half-way (killed, or failed after the object left the store) is completed by the next
+ * process that opens the project; one that failed before it removed anything leaves no journal.
  */
 export async function deleteObject(ctx: EngineContext, id: string): Promise<void> {
   await findObjectRow(ctx, id);
@@ -195,7 +194,12 @@ export async function deleteObject(ctx: EngineContext, id: string): Promise<void
   await ctx.locked(async () => {
     ctx.project.beginDelete(currentOwner(), [id]);
     failpoint("delete:journal");
-    await deleteEverywhere(ctx.project, store, [id]);
+    try {
+      await deleteEverywhere(ctx.project, store, [id]);
+    } catch (error) {
+      if ((await store.getObjects([id])).has(id)) ctx.project.endDelete(); // nothing was removed: nothing to complete
+      throw error;
+    }
     ctx.project.endDelete();
   });
 }

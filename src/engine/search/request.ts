@@ -1,5 +1,6 @@
 /** Validation of search parameters (spec §4.2). Pure. */
 import { ValidationError } from "../errors.js";
+import { integerIn } from "../params.js";
 import { parseFilter, type FilterNode } from "./filter-syntax.js";
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULTS } from "./limits.js";
 
@@ -45,16 +46,6 @@ export interface SearchRequest {
 }
 
 export const RESULT_FIELDS = ["highlights"] as const;
-
-function integerIn(name: string, value: number | undefined, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ValidationError("INVALID_PARAMETER", `${name} must be an integer from ${min} to ${max}, got ${value}`, {
-      issues: [{ path: name, message: `must be an integer from ${min} to ${max}` }],
-    });
-  }
-  return value;
-}
 
 function splitList(value: string): string[] {
   return value

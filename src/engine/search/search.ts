@@ -6,6 +6,7 @@ import { ValidationError } from "../errors.js";
 import { FieldRules } from "../fields.js";
 import { fieldResolver } from "../filter-fields.js";
 import { findIndex } from "../indexes.js";
+import { buildingState } from "../status.js";
 import { highlightsEnabled } from "../indexing/extract.js";
 import { indexTableName, segmentTableName } from "../project.js";
 import type { LanceStore } from "../store/lancedb.js";
@@ -70,7 +71,9 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
   const queryVector = loadModel(index.model).then((model) => model.embedTexts([request.query]));
   queryVector.catch(() => {});
   const store = await ctx.store();
-  const empty = { hits: [], pagination: paginate(request.offset, request.limit, 0, { total: 0, exact: true }) };
+  const building = await buildingState(ctx, index);
+  const withState = (page: SearchPage): SearchPage => (building ? { ...page, building } : page);
+  const empty = withState({ hits: [], pagination: paginate(request.offset, request.limit, 0, { total: 0, exact: true }) });
   // The filter is checked against the index even when nothing is indexed yet, so its errors do not depend on timing.
   const where = request.filter ? compileFilter(request.filter, fieldResolver(index.configuration, await store.filterColumns(table))) : undefined;
   const filtered = where === undefined ? undefined : await store.countRows(table, where);
@@ -107,5 +110,5 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
   }
   // Highlighted objects outside the regular ranking make the list longer than its total: then a minimum.
   const total = ranked.length > regular.length ? { ...estimate, exact: false } : estimate;
-  return { hits, pagination: paginate(request.offset, request.limit, ranked.length, total) };
+  return withState({ hits, pagination: paginate(request.offset, request.limit, ranked.length, total) });
 }

@@ -7,7 +7,9 @@
  * - `index_<idx id>`: one row per object of one index, with the searchable `text`
  *   (full-text indexed) and its `vector`.
  */
-import { InternalError } from "../errors.js";
+import { accessSync, constants as fsConstants, statfsSync } from "node:fs";
+import { constants } from "node:os";
+import { environmentError, InternalError, type SemsearchError } from "../errors.js";
 import type { FilterRecord } from "../filter-fields.js";
 import { sqlIn, sqlNumber } from "./sql.js";
 
@@ -92,13 +94,36 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-async function wrap<T>(what: string, fn: () => Promise<T>): Promise<T> {
+/** Below this much free space, a failed write is put down to a full disk. */
+const LOW_SPACE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Why a LanceDB operation on `dir` failed, when the machine is the cause: the OS error code that
+ * Rust's I/O errors carry in their text (`(os error 28)`), a nearly full disk, or a directory that
+ * cannot be written (read-only file system, permissions).
+ */
+function environmentFault(dir: string, error: unknown, what: string): SemsearchError | null {
+  const subject = `${what.charAt(0).toUpperCase()}${what.slice(1)} failed in ${dir}`;
+  const text = error instanceof Error ? error.message : String(error);
+  const errno = /\(os error (\d+)\)/.exec(text)?.[1];
+  const code = errno === undefined ? undefined : Object.entries(constants.errno).find(([, number]) => number === Number(errno))?.[0];
+  const coded = code === undefined ? null : environmentError(Object.assign(new Error(text, { cause: error }), { code }), subject);
+  if (coded) return coded;
+  try {
+    const space = statfsSync(dir);
+    if (space.bavail * space.bsize < LOW_SPACE_BYTES) return environmentError(Object.assign(new Error(text, { cause: error }), { code: "ENOSPC" }), subject);
+    accessSync(dir, fsConstants.W_OK);
+  } catch (fault) {
+    return environmentError(fault, subject);
+  }
+  return null;
+}
+
+async function wrap<T>(dir: string, what: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    throw new InternalError("STORAGE_ERROR", `${what}: ${error instanceof Error ? error.message : String(error)}`, {
-      cause: error,
-    });
+    throw environmentFault(dir, error, what) ?? new InternalError("STORAGE_ERROR", `${what}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
 }
 
@@ -123,6 +148,7 @@ export class LanceStore {
   private readonly tables = new Map<string, Table>();
 
   private constructor(
+    private readonly dir: string,
     private readonly db: Connection,
     private readonly mod: { lancedb: LanceModule; arrow: typeof import("apache-arrow") },
   ) {}
@@ -130,14 +156,18 @@ export class LanceStore {
   /** Opens (creating if needed) the database in `dir`; reads always see other processes' commits. */
   static async open(dir: string): Promise<LanceStore> {
     const mod = await loadLance();
-    const db = await wrap("opening the database", () => mod.lancedb.connect(dir, { readConsistencyInterval: 0 }));
-    return new LanceStore(db, mod);
+    const db = await wrap(dir, "opening the database", () => mod.lancedb.connect(dir, { readConsistencyInterval: 0 }));
+    return new LanceStore(dir, db, mod);
+  }
+
+  private wrap<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return wrap(this.dir, what, fn);
   }
 
   private async table(name: string): Promise<Table> {
     let table = this.tables.get(name);
     if (!table) {
-      table = await wrap(`opening table ${name}`, () => this.db.openTable(name));
+      table = await this.wrap(`opening table ${name}`, () => this.db.openTable(name));
       this.tables.set(name, table);
     }
     return table;
@@ -148,7 +178,7 @@ export class LanceStore {
   }
 
   async tableNames(): Promise<string[]> {
-    return wrap("listing tables", () => this.db.tableNames({ limit: 1_000_000 }));
+    return this.wrap("listing tables", () => this.db.tableNames({ limit: 1_000_000 }));
   }
 
   private async objectsTable(): Promise<Table | null> {
@@ -167,7 +197,7 @@ export class LanceStore {
       new Field("created_at", new Utf8(), false),
       new Field("updated_at", new Utf8(), false),
     ]);
-    const table = await wrap("creating the object store", async () => {
+    const table = await this.wrap("creating the object store", async () => {
       const created = await this.db.createEmptyTable(OBJECTS_TABLE, schema, { existOk: true });
       await created.createIndex("id", { config: this.mod.lancedb.Index.btree(), replace: true });
       return created;
@@ -180,7 +210,7 @@ export class LanceStore {
   async upsertObjects(rows: readonly ObjectRow[]): Promise<void> {
     if (rows.length === 0) return;
     const table = await this.ensureObjectsTable();
-    await wrap("writing objects", async () => {
+    await this.wrap("writing objects", async () => {
       await table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows.map((row) => ({ ...row })));
     });
   }
@@ -189,7 +219,7 @@ export class LanceStore {
   async optimizeObjects(): Promise<void> {
     const table = await this.objectsTable();
     if (!table) return;
-    await wrap("compacting the object table", async () => {
+    await this.wrap("compacting the object table", async () => {
       await table.optimize({ cleanupOlderThan: new Date(Date.now() - 60_000) });
     });
   }
@@ -197,14 +227,14 @@ export class LanceStore {
   /** The object table's current version (0 before it exists). */
   async objectsVersion(): Promise<number> {
     const table = await this.objectsTable();
-    return table ? wrap("reading the object table's version", () => table.version()) : 0;
+    return table ? this.wrap("reading the object table's version", () => table.version()) : 0;
   }
 
   /** The last version of the object table committed at or before `timeMs` (0 when none: the table was empty then). */
   async objectsVersionBefore(timeMs: number): Promise<number> {
     const table = await this.objectsTable();
     if (!table) return 0;
-    const versions = await wrap("listing the object table's versions", () => table.listVersions());
+    const versions = await this.wrap("listing the object table's versions", () => table.listVersions());
     let best = 0;
     for (const { version, timestamp } of versions) if (new Date(timestamp).getTime() <= timeMs && version > best) best = version;
     return best;
@@ -214,7 +244,7 @@ export class LanceStore {
   async maxSeq(): Promise<number> {
     const table = await this.objectsTable();
     if (!table) return 0;
-    const rows = await wrap("reading the highest sequence number", () =>
+    const rows = await this.wrap("reading the highest sequence number", () =>
       table.query().select(["seq"]).orderBy({ columnName: "seq", ascending: false }).limit(1).toArray(),
     );
     return rows.length > 0 ? Number(rows[0]?.seq) : 0;
@@ -227,7 +257,7 @@ export class LanceStore {
   async restoreObjects(version: number): Promise<void> {
     const table = await this.objectsTable();
     if (!table) return;
-    await wrap("rolling back the object table", async () => {
+    await this.wrap("rolling back the object table", async () => {
       if (version === 0) {
         await table.delete("true");
         return;
@@ -242,7 +272,7 @@ export class LanceStore {
   async appendObjects(rows: readonly ObjectRow[]): Promise<void> {
     if (rows.length === 0) return;
     const table = await this.ensureObjectsTable();
-    await wrap("writing objects", async () => {
+    await this.wrap("writing objects", async () => {
       await table.add(rows.map((row) => ({ ...row })));
     });
   }
@@ -253,7 +283,7 @@ export class LanceStore {
     const table = await this.objectsTable();
     if (!table || ids.length === 0 || (await table.countRows()) === 0) return out;
     for (const part of chunks(ids, ID_CHUNK)) {
-      const rows = await wrap("reading objects", () => table.query().where(sqlIn("id", part)).select(["id", "created_at"]).toArray());
+      const rows = await this.wrap("reading objects", () => table.query().where(sqlIn("id", part)).select(["id", "created_at"]).toArray());
       for (const row of rows) out.set(String(row.id), String(row.created_at));
     }
     return out;
@@ -264,17 +294,24 @@ export class LanceStore {
     const table = await this.objectsTable();
     if (!table || ids.length === 0) return out;
     for (const part of chunks([...new Set(ids)], ID_CHUNK)) {
-      const rows = await wrap("reading objects", () => table.query().where(sqlIn("id", part)).toArray());
+      const rows = await this.wrap("reading objects", () => table.query().where(sqlIn("id", part)).toArray());
       for (const row of rows) out.set(String(row.id), toObjectRow(row));
     }
     return out;
+  }
+
+  /** Up to `limit` objects, in no particular order (the first ones stored): a cheap sample. */
+  async sampleObjects(limit: number): Promise<ObjectRow[]> {
+    const table = await this.objectsTable();
+    if (!table) return [];
+    return (await this.wrap("reading objects", () => table.query().limit(limit).toArray())).map(toObjectRow);
   }
 
   /** Objects in id order, for listing. */
   async listObjects(offset: number, limit: number): Promise<ObjectRow[]> {
     const table = await this.objectsTable();
     if (!table) return [];
-    const rows = await wrap("listing objects", () =>
+    const rows = await this.wrap("listing objects", () =>
       table.query().orderBy({ columnName: "id", ascending: true }).offset(offset).limit(limit).toArray(),
     );
     return rows.map(toObjectRow);
@@ -284,7 +321,7 @@ export class LanceStore {
   async objectsAfter(seq: number, limit: number): Promise<ObjectRow[]> {
     const table = await this.objectsTable();
     if (!table) return [];
-    const rows = await wrap("reading pending objects", () =>
+    const rows = await this.wrap("reading pending objects", () =>
       table
         .query()
         .where(`seq > ${sqlNumber(seq)}`)
@@ -301,13 +338,13 @@ export class LanceStore {
     if (!table) return 0;
     const parts = [`seq > ${sqlNumber(above)}`];
     if (atMost !== Infinity) parts.push(`seq <= ${sqlNumber(atMost)}`);
-    return wrap("counting objects", () => table.countRows(parts.join(" AND ")));
+    return this.wrap("counting objects", () => table.countRows(parts.join(" AND ")));
   }
 
   async deleteObjects(ids: readonly string[]): Promise<void> {
     const table = await this.objectsTable();
     if (!table || ids.length === 0) return;
-    for (const part of chunks(ids, ID_CHUNK)) await wrap("deleting objects", () => table.delete(sqlIn("id", part)));
+    for (const part of chunks(ids, ID_CHUNK)) await this.wrap("deleting objects", () => table.delete(sqlIn("id", part)));
   }
 
   /**
@@ -322,8 +359,8 @@ export class LanceStore {
       new Field("text", new Utf8(), false),
       new Field("vector", new FixedSizeList(dimension, new Field("item", new Float32(), true)), false),
     ]);
-    const table = await wrap(`creating table ${name}`, () => this.db.createEmptyTable(name, schema, { existOk: true }));
-    await wrap(`creating the indexes of ${name}`, async () => {
+    const table = await this.wrap(`creating table ${name}`, () => this.db.createEmptyTable(name, schema, { existOk: true }));
+    await this.wrap(`creating the indexes of ${name}`, async () => {
       await table.createIndex("text", { config: this.mod.lancedb.Index.fts({ withPosition: false }), replace: true });
       // Rows are fetched by id lists (page objects, rescoring, highlights): a B-tree keeps that off a full scan.
       await table.createIndex("id", { config: this.mod.lancedb.Index.btree(), replace: true });
@@ -352,7 +389,7 @@ export class LanceStore {
     const table = await this.table(name);
     const columns = await this.filterColumns(name);
     const records = rows.map(({ filters, ...row }) => ({ ...row, vector: Array.from(row.vector), ...filterRecord(columns, filters) }));
-    await wrap(`writing segments of ${name}`, async () => {
+    await this.wrap(`writing segments of ${name}`, async () => {
       await table.add(records);
     });
   }
@@ -361,7 +398,7 @@ export class LanceStore {
     if (objectIds.length === 0) return;
     const table = await this.table(name);
     for (const part of chunks(objectIds, ID_CHUNK)) {
-      await wrap(`deleting segments of ${name}`, () => table.delete(sqlIn("object_id", part)));
+      await this.wrap(`deleting segments of ${name}`, () => table.delete(sqlIn("object_id", part)));
     }
   }
 
@@ -370,7 +407,7 @@ export class LanceStore {
     const table = await this.table(name);
     const out = new Map<string, SegmentInfo>();
     for (const part of chunks(ids, ID_CHUNK)) {
-      const rows = await wrap(`reading ${name}`, () =>
+      const rows = await this.wrap(`reading ${name}`, () =>
         table.query().where(sqlIn("id", part)).select(["id", "object_id", "field", "position", "start_char", "end_char"]).toArray(),
       );
       for (const row of rows) {
@@ -389,7 +426,7 @@ export class LanceStore {
 
   async dropTable(name: string): Promise<void> {
     this.tables.delete(name);
-    if (await this.hasTable(name)) await wrap(`dropping table ${name}`, () => this.db.dropTable(name));
+    if (await this.hasTable(name)) await this.wrap(`dropping table ${name}`, () => this.db.dropTable(name));
   }
 
   /** Replaces the rows of the given objects (delete + insert in one merge commit). */
@@ -404,7 +441,7 @@ export class LanceStore {
       vector: Array.from(row.vector),
       ...filterRecord(columns, row.filters),
     }));
-    await wrap(`writing rows of ${name}`, async () => {
+    await this.wrap(`writing rows of ${name}`, async () => {
       await table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(records);
     });
   }
@@ -412,19 +449,19 @@ export class LanceStore {
   async deleteIndexRows(name: string, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
     const table = await this.table(name);
-    for (const part of chunks(ids, ID_CHUNK)) await wrap(`deleting rows of ${name}`, () => table.delete(sqlIn("id", part)));
+    for (const part of chunks(ids, ID_CHUNK)) await this.wrap(`deleting rows of ${name}`, () => table.delete(sqlIn("id", part)));
   }
 
   /** Rows of a table, or those matching a `where` clause. */
   async countRows(name: string, where?: string): Promise<number> {
     const table = await this.table(name);
-    return wrap(`counting rows of ${name}`, () => table.countRows(where));
+    return this.wrap(`counting rows of ${name}`, () => table.countRows(where));
   }
 
   /** The filter columns (`f_…`) a table has. */
   async filterColumns(name: string): Promise<Set<string>> {
     const table = await this.table(name);
-    const schema = await wrap(`reading the schema of ${name}`, () => table.schema());
+    const schema = await this.wrap(`reading the schema of ${name}`, () => table.schema());
     return new Set(schema.fields.map((field) => field.name).filter((column) => FILTER_COLUMN.test(column)));
   }
 
@@ -435,7 +472,7 @@ export class LanceStore {
     if (missing.length === 0) return;
     for (const [column] of missing) if (!FILTER_COLUMN.test(column)) throw new InternalError("BAD_COLUMN", `not a filter column: ${column}`);
     const table = await this.table(name);
-    await wrap(`adding filter columns to ${name}`, async () => {
+    await this.wrap(`adding filter columns to ${name}`, async () => {
       await table.addColumns(missing.map(([column, type]) => ({ name: column, valueSql: `CAST(NULL AS ${type})` })));
     });
   }
@@ -445,7 +482,7 @@ export class LanceStore {
     const table = await this.table(name);
     const out = new Set<string>();
     for (const part of chunks(ids, ID_CHUNK)) {
-      const rows = await wrap(`reading ${name}`, () => table.query().where(sqlIn("id", part)).select(["id"]).toArray());
+      const rows = await this.wrap(`reading ${name}`, () => table.query().where(sqlIn("id", part)).select(["id"]).toArray());
       for (const row of rows) out.add(String(row.id));
     }
     return out;
@@ -456,7 +493,7 @@ export class LanceStore {
     const table = await this.table(name);
     const out = new Map<string, string>();
     for (const part of chunks(ids, ID_CHUNK)) {
-      const rows = await wrap(`reading ${name}`, () =>
+      const rows = await this.wrap(`reading ${name}`, () =>
         table.query().where(sqlIn("id", part)).select(["id", "text"]).toArray(),
       );
       for (const row of rows) out.set(String(row.id), String(row.text));
@@ -471,7 +508,7 @@ export class LanceStore {
    */
   async vectorSearch(name: string, vector: Float32Array, limit: number, where?: string, exact = false): Promise<ScoredRow[]> {
     const table = await this.table(name);
-    const rows = await wrap(`vector search in ${name}`, () => {
+    const rows = await this.wrap(`vector search in ${name}`, () => {
       let query = table.vectorSearch(Array.from(vector)).distanceType("cosine");
       if (where) query = query.where(where);
       if (exact) query = query.bypassVectorIndex();
@@ -483,14 +520,14 @@ export class LanceStore {
   /** Every row's id, duplicates kept (for checks and tests; loads the whole column). */
   async rowIds(name: string): Promise<string[]> {
     const table = await this.table(name);
-    const rows = await wrap(`reading ids of ${name}`, () => table.query().select(["id"]).toArray());
+    const rows = await this.wrap(`reading ids of ${name}`, () => table.query().select(["id"]).toArray());
     return rows.map((row) => String(row.id));
   }
 
   /** Every row's vector, by id (for evaluation tools; loads the whole column). */
   async allVectors(name: string): Promise<Map<string, Float32Array>> {
     const table = await this.table(name);
-    const rows = await wrap(`reading vectors of ${name}`, () => table.query().select(["id", "vector"]).toArray());
+    const rows = await this.wrap(`reading vectors of ${name}`, () => table.query().select(["id", "vector"]).toArray());
     return new Map(rows.map((row) => [String(row.id), Float32Array.from(row.vector as ArrayLike<number>)]));
   }
 
@@ -499,7 +536,7 @@ export class LanceStore {
     const table = await this.table(name);
     const out: ScoredRow[] = [];
     for (const part of chunks(ids, ID_CHUNK)) {
-      const rows = await wrap(`vector scoring in ${name}`, () =>
+      const rows = await this.wrap(`vector scoring in ${name}`, () =>
         table
           .vectorSearch(Array.from(vector))
           .distanceType("cosine")
@@ -517,7 +554,7 @@ export class LanceStore {
   async textSearch(name: string, query: string, limit: number, where?: string): Promise<ScoredRow[]> {
     if (query.trim() === "") return [];
     const table = await this.table(name);
-    const rows = await wrap(`full-text search in ${name}`, () => {
+    const rows = await this.wrap(`full-text search in ${name}`, () => {
       const search = table.query().fullTextSearch(query, { columns: "text" });
       return (where ? search.where(where) : search).select(["id", "_score"]).limit(limit).toArray();
     });
@@ -530,7 +567,7 @@ export class LanceStore {
    */
   async optimizeIndexTable(name: string): Promise<void> {
     const table = await this.table(name);
-    await wrap(`optimizing ${name}`, async () => {
+    await this.wrap(`optimizing ${name}`, async () => {
       const indices = await table.listIndices();
       // Filter columns: bitmaps suit text with few distinct values (categories), B-trees the rest;
       // this LanceDB builds bitmaps on text only. A bitmap column that outgrows it becomes a B-tree.
@@ -558,7 +595,7 @@ export class LanceStore {
    */
   async buildVectorIndexIfDue(name: string): Promise<boolean> {
     const table = await this.table(name);
-    return wrap(`building the vector index of ${name}`, async () => {
+    return this.wrap(`building the vector index of ${name}`, async () => {
       const rows = await table.countRows();
       if (rows < VECTOR_INDEX_MIN_ROWS || (await table.listIndices()).some((index) => index.columns.includes("vector"))) return false;
       await table.createIndex("vector", {
@@ -582,7 +619,7 @@ export class LanceStore {
   /** The scalar index type of each indexed filter column (for status and benchmarks). */
   async filterIndexes(name: string): Promise<Map<string, string>> {
     const table = await this.table(name);
-    const indices = await wrap(`listing the indexes of ${name}`, () => table.listIndices());
+    const indices = await this.wrap(`listing the indexes of ${name}`, () => table.listIndices());
     return new Map(indices.filter((index) => FILTER_COLUMN.test(index.columns[0] ?? "")).map((index) => [index.columns[0] as string, index.indexType]));
   }
 

@@ -63,6 +63,18 @@ describe("file locks", () => {
     expect(tryLock(file)).toBeNull();
   });
 
+  it.skipIf(process.platform !== "linux")("a lock without a start time (older versions) is stale when its pid belongs to a process started after the lock was written", () => {
+    const file = path.join(dir, "legacy.lock");
+    writeFileSync(file, `${process.pid}\n`);
+    expect(lockHolder(file)?.pid).toBe(process.pid); // written now: this process may well have written it
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(file, hourAgo, hourAgo);
+    expect(lockHolder(file)).toBeNull(); // this process did not exist an hour ago
+    const release = tryLock(file);
+    expect(release).not.toBeNull();
+    release?.();
+  });
+
   it("an empty or unreadable lock file is stale once it is older than a few seconds", () => {
     const file = path.join(dir, "empty.lock");
     writeFileSync(file, "");
