@@ -7,7 +7,8 @@
 import { createReadStream, createWriteStream } from "node:fs";
 import { open, readFile } from "node:fs/promises";
 import { pipeline } from "node:stream/promises";
-import { decodeUtf8, parseLine, parseObjectsText, type ParsedObject } from "./parse.js";
+import { isUtf8 } from "node:buffer";
+import { firstInvalidUtf8, invalid, parseLine, parseObjectsText, type ParsedObject } from "./parse.js";
 
 /** One input of `objects add`, with a name for messages (file path or `<stdin>`). */
 export type ObjectsInput =
@@ -20,6 +21,23 @@ export type ReplayableInput = { source: string; text: string } | { source: strin
 
 /** Bytes read to decide how an input is laid out. */
 const SNIFF_BYTES = 4096;
+
+/**
+ * Decodes UTF-8 text, refusing malformed bytes (which a lenient decoder turns into U+FFFD, silently
+ * changing values and merging distinct ids). `where` names the text for the message; with `lineBase`,
+ * the line of the bad byte is added to it (for a whole file: `source:line`).
+ */
+export function decodeUtf8(bytes: Buffer, where: string, lineBase?: number): string {
+  if (isUtf8(bytes)) return bytes.toString("utf8");
+  const at = firstInvalidUtf8(bytes);
+  let line = lineBase;
+  let lineStart = 0;
+  if (line !== undefined) {
+    for (let i = 0; i < at; i++) if (bytes[i] === 10) [line, lineStart] = [line + 1, i + 1];
+  }
+  const hex = (bytes[at] as number).toString(16).padStart(2, "0");
+  throw invalid(line === undefined ? where : `${where}:${line}`, `invalid UTF-8: byte 0x${hex} at byte ${at - lineStart + 1} of the line is not valid text in UTF-8 (convert the file to UTF-8, e.g. with iconv)`);
+}
 
 /** Spools a stream input to `spoolFile` so it can be read twice; other inputs are returned as they are. */
 export async function replayable(input: ObjectsInput, spoolFile: () => string): Promise<ReplayableInput> {

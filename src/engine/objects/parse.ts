@@ -3,7 +3,6 @@
  * JSON Lines. Pure: takes text, returns objects with where each came from, or throws
  * a ValidationError naming the source and line.
  */
-import { isUtf8 } from "node:buffer";
 import { ValidationError } from "../errors.js";
 import { isPlainObject } from "../fields.js";
 import type { JsonObject } from "../types.js";
@@ -33,7 +32,7 @@ export const MAX_DEPTH = 100;
 /** Longest object id, in characters. */
 export const MAX_ID_LENGTH = 2048;
 
-function invalid(where: string, message: string): ValidationError {
+export function invalid(where: string, message: string): ValidationError {
   return new ValidationError("INVALID_INPUT", `${where}: ${message}`, { issues: [{ path: where, message }] });
 }
 
@@ -67,23 +66,6 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
     i += n + 1;
   }
   return -1;
-}
-
-/**
- * Decodes UTF-8 text, refusing malformed bytes (which a lenient decoder turns into U+FFFD, silently
- * changing values and merging distinct ids). `where` names the text for the message; with `lineBase`,
- * the line of the bad byte is added to it (for a whole file: `source:line`).
- */
-export function decodeUtf8(bytes: Buffer, where: string, lineBase?: number): string {
-  if (isUtf8(bytes)) return bytes.toString("utf8");
-  const at = firstInvalidUtf8(bytes);
-  let line = lineBase;
-  let lineStart = 0;
-  if (line !== undefined) {
-    for (let i = 0; i < at; i++) if (bytes[i] === 10) [line, lineStart] = [line + 1, i + 1];
-  }
-  const hex = (bytes[at] as number).toString(16).padStart(2, "0");
-  throw invalid(line === undefined ? where : `${where}:${line}`, `invalid UTF-8: byte 0x${hex} at byte ${at - lineStart + 1} of the line is not valid text in UTF-8 (convert the file to UTF-8, e.g. with iconv)`);
 }
 
 /** A JSON path for messages: `a.b[2].c`. */

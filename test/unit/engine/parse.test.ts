@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../../src/engine/errors.js";
-import { checkValue, decodeUtf8, firstInvalidUtf8, lineOf, MAX_DEPTH, objectId, parseObjectsText } from "../../../src/engine/objects/parse.js";
+import { decodeUtf8 } from "../../../src/engine/objects/input.js";
+import { checkValue, firstInvalidUtf8, lineOf, MAX_DEPTH, objectId, parseObjectsText } from "../../../src/engine/objects/parse.js";
 
 function errorOf(fn: () => unknown): ValidationError {
   try {
