@@ -1,7 +1,7 @@
 import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
 import { outputMode, type SearchOptions } from "../../../src/cli/commands/search-command.js";
-import { pageHeader } from "../../../src/cli/interactive.js";
+import { menuEntries, pageHeader } from "../../../src/cli/interactive.js";
 import { renderSearchTable, searchColumns } from "../../../src/cli/render/table.js";
 import { UsageError } from "../../../src/engine/errors.js";
 import type { SearchPage } from "../../../src/engine/types.js";
@@ -90,7 +90,39 @@ describe("renderSearchTable in a narrow terminal", () => {
   });
 });
 
+describe("menuEntries", () => {
+  const at = (offset: number, next: boolean, hits = 3): SearchPage => {
+    const p = page(hits);
+    if (!next) delete p.pagination.next;
+    return p;
+  };
+  const keys = (entries: ReturnType<typeof menuEntries>) => entries.map((e) => `${e.value} ${e.label}`);
+
+  it("lists the same entries in the same order on the first, a middle and the last page", () => {
+    const first = menuEntries(at(0, true), { query: "q", offset: 0, limit: 3 });
+    const middle = menuEntries(at(3, true), { query: "q", offset: 3, limit: 3 });
+    const last = menuEntries(at(6, false), { query: "q", offset: 6, limit: 3 });
+    expect(keys(first)).toEqual(["n Next page", "p Previous page", "g Go to page…", "r Refresh", "s Results per page…", "o Open a result…", "/ New query…", "q Quit"]);
+    expect(keys(middle)).toEqual(keys(first));
+    expect(keys(last)).toEqual(keys(first));
+  });
+
+  it("disables what does not apply instead of removing it", () => {
+    const disabled = (entries: ReturnType<typeof menuEntries>) => entries.filter((e) => e.disabled).map((e) => e.value);
+    expect(disabled(menuEntries(at(0, true), { query: "q", offset: 0, limit: 3 }))).toEqual(["p"]);
+    expect(disabled(menuEntries(at(3, true), { query: "q", offset: 3, limit: 3 }))).toEqual([]);
+    expect(disabled(menuEntries(at(6, false), { query: "q", offset: 6, limit: 3 }))).toEqual(["n"]);
+    expect(disabled(menuEntries(at(0, false, 0), { query: "q", offset: 0, limit: 3 }))).toEqual(["n", "p", "o"]);
+  });
+});
+
 describe("pageHeader", () => {
+  it("cuts a long query so the header fits the width", () => {
+    const header = stripVTControlCharacters(pageHeader("waterproof ".repeat(10), page(3), 60));
+    expect(header.length).toBeLessThanOrEqual(60);
+    expect(header).toMatch(/^“waterproof waterproof.*…” · page 1 of 3 · 9 results$/);
+  });
+
   it("shows the page, the pages and the total, with ≥ when the total is a minimum", () => {
     expect(stripVTControlCharacters(pageHeader("shoes", page(3)))).toBe("“shoes” · page 1 of 3 · 9 results");
     expect(stripVTControlCharacters(pageHeader("shoes", page(3, true)))).toBe("“shoes” · page 1 of ≥ 3 · ≥ 9 results");
