@@ -1,13 +1,14 @@
 /**
- * The interactive page-through of `semsearch search`: shows a page as a table, then offers next,
- * previous, go to page, change the page size, open one result, new query, quit. Esc or Ctrl+C at
- * any prompt leaves (the prompts restore the terminal).
+ * The interactive page-through of `semsearch search`: shows a page as a table, then a menu answered by
+ * one key (next, previous, go to page, refresh, results per page, open a result, new query, quit) whose
+ * entries stay in the same order on every page. Esc or Ctrl+C at the menu leaves (the prompts restore
+ * the terminal); in a question asked from the menu, they go back to the menu.
  */
 import { MAX_LIMIT, MAX_RESULTS, type Engine, type SearchHit, type SearchPage, type SearchParams } from "../engine/index.js";
-import { ask, begin, choose, end } from "./prompts.js";
+import { abort, ask, begin, choose, chooseKey, end, say, type Choice } from "./prompts.js";
 import { renderHighlight } from "./render/highlight.js";
 import { chalk } from "./render/style.js";
-import { renderSearchTable, snippet, terminalWidth } from "./render/table.js";
+import { pageFooter, renderSearchTable, snippet, terminalWidth } from "./render/table.js";
 
 export interface Session {
   query: string;
@@ -15,13 +16,35 @@ export interface Session {
   limit: number;
 }
 
-type Action = "next" | "previous" | "goto" | "limit" | "open" | "query" | "quit";
+/** The menu's keys: each entry is chosen by typing its key. */
+export type MenuKey = "n" | "p" | "g" | "r" | "s" | "o" | "/" | "q";
 
-/** The header above a page: query, page X of Y (≥ when the total is a minimum) and the total. */
-export function pageHeader(query: string, page: SearchPage): string {
+/** The header above a page: query (cut to fit `width`), page X of Y (≥ when the total is a minimum) and the total. */
+export function pageHeader(query: string, page: SearchPage, width = terminalWidth()): string {
   const { pages, page: current, statistics } = page.pagination;
   const min = statistics.total_calculation === "minimum" ? "≥ " : "";
-  return `${chalk.bold(`“${query}”`)} · page ${current} of ${min}${Math.max(pages, 1)} · ${min}${statistics.total} results`;
+  const rest = ` · page ${current} of ${min}${Math.max(pages, 1)} · ${min}${statistics.total} results`;
+  return `${chalk.bold(`“${snippet(query, Math.max(10, width - rest.length - 2))}”`)}${rest}`;
+}
+
+/**
+ * The menu under a page: the same entries in the same order on every page; those that do not apply
+ * here (previous on the first page, next on the last, open on an empty page) are disabled, not removed.
+ * Enter takes the first entry, next page.
+ */
+export function menuEntries(page: SearchPage, session: Session): Choice<MenuKey>[] {
+  const last = !page.pagination.next;
+  const first = session.offset === 0;
+  return [
+    { value: "n", label: "Next page", hint: last ? "this is the last page" : "or Enter", disabled: last },
+    { value: "p", label: "Previous page", ...(first ? { hint: "this is the first page", disabled: true } : {}) },
+    { value: "g", label: "Go to page…" },
+    { value: "r", label: "Refresh" },
+    { value: "s", label: "Results per page…", hint: String(session.limit) },
+    { value: "o", label: "Open a result…", disabled: page.hits.length === 0 },
+    { value: "/", label: "New query…" },
+    { value: "q", label: "Quit" },
+  ];
 }
 
 function integerIn(min: number, max: number) {
@@ -32,66 +55,105 @@ function integerIn(min: number, max: number) {
 }
 
 /** One result in full: every field of the object, pretty-printed, and its highlights. */
-export function renderHit(hit: SearchHit, rank: number, query: string): string {
+export function renderHit(hit: SearchHit, rank: number, query: string, width = terminalWidth()): string {
   const lines = [chalk.bold(`#${rank} ${hit.id}`) + chalk.dim(` · score ${hit.score.toFixed(3)}`), JSON.stringify(hit.object, null, 2)];
   for (const h of hit.highlights ?? []) {
-    lines.push(`${chalk.dim(`${h.references[0]?.source ?? ""} [${h.references[0]?.position.start_char}–${h.references[0]?.position.end_char}]`)} ${renderHighlight(h.highlight.text, query, terminalWidth() - 20)}`);
+    const where = `${h.references[0]?.source ?? ""} [${h.references[0]?.position.start_char}–${h.references[0]?.position.end_char}]`;
+    lines.push(`${chalk.dim(where)} ${renderHighlight(h.highlight.text, query, Math.max(20, width - where.length - 1))}`);
   }
   return `${lines.join("\n")}\n`;
 }
 
-/** Runs the session until the person quits; `base` carries the search options other than query and paging. */
+/**
+ * A page for the session: the header and the table, without the table's footer (the header already
+ * says which page this is, and the footer's next-page flags are for the command line, not this menu).
+ */
+function renderPage(session: Session, page: SearchPage, extraFields: string[]): string {
+  if (page.hits.length === 0) return `\n${pageHeader(session.query, page)}\n${chalk.dim("No results on this page.")}\n`;
+  const width = terminalWidth();
+  const table = renderSearchTable(page, session.offset, extraFields, session.query, width);
+  const footer = `${pageFooter(page, width)}\n`;
+  return `\n${pageHeader(session.query, page)}\n${table.endsWith(footer) ? table.slice(0, -footer.length) : table}`;
+}
+
+/** Asks what a menu entry needs and updates the session; false when the person went back (Esc). */
+async function answer(key: "g" | "s" | "/", session: Session, page: SearchPage): Promise<boolean> {
+  if (key === "g") {
+    const last = page.pagination.statistics.total_calculation === "exact" ? Math.max(page.pagination.pages, 1) : Math.ceil(MAX_RESULTS / session.limit);
+    const value = await ask(`Page (1–${last})`, { placeholder: String(Math.min(page.pagination.page + 1, last)), validate: integerIn(1, last) });
+    if (value === null) return false;
+    session.offset = Math.min((Number(value) - 1) * session.limit, MAX_RESULTS - 1);
+  } else if (key === "s") {
+    const value = await ask(`Results per page (1–${MAX_LIMIT})`, { placeholder: String(session.limit), validate: integerIn(1, MAX_LIMIT) });
+    if (value === null) return false;
+    session.limit = Number(value);
+    session.offset = Math.floor(session.offset / session.limit) * session.limit;
+  } else {
+    const value = await ask("New query", { placeholder: session.query, validate: (text) => (text.trim() === "" ? "type a query" : undefined) });
+    if (value === null) return false;
+    session.query = value.trim();
+    session.offset = 0;
+  }
+  return true;
+}
+
+/** Asks which result to open and shows it in full; Esc goes back. */
+async function openResult(session: Session, page: SearchPage): Promise<void> {
+  const width = terminalWidth();
+  const picked = await choose(
+    "Which result?",
+    page.hits.map((hit, i) => {
+      const label = `${session.offset + i + 1}. ${hit.id}`;
+      return { value: String(i), label, hint: snippet(hit.highlights?.[0]?.highlight.text ?? hit.text, Math.max(10, width - label.length - 20)) };
+    }),
+  );
+  if (picked !== null) process.stdout.write(`\n${renderHit(page.hits[Number(picked)] as SearchHit, session.offset + Number(picked) + 1, session.query, width)}`);
+}
+
+/** Does what a menu key asks; true when the page is to be fetched again and shown. */
+async function act(key: Exclude<MenuKey, "q">, session: Session, page: SearchPage): Promise<boolean> {
+  switch (key) {
+    case "n":
+      // Enter on the last page: clack shows "Next page" as the answer, so say why nothing moves
+      if (!page.pagination.next) say("This is the last page.");
+      else session.offset = page.pagination.next.offset;
+      return page.pagination.next !== undefined;
+    case "p":
+      session.offset = Math.max(0, session.offset - session.limit);
+      return true;
+    case "r":
+      return true;
+    case "o":
+      await openResult(session, page);
+      return false; // the same page: its menu again, without reprinting the table
+    default:
+      return answer(key, session, page);
+  }
+}
+
+/**
+ * Runs the session until the person quits; `base` carries the search options other than query and
+ * paging. The first page is fetched before the session's frame opens, so an error there (an unknown
+ * index, say) is reported as by any command; a later error closes the frame, then propagates.
+ */
 export async function interactiveSearch(engine: Engine, indexId: string, start: Session, base: Omit<SearchParams, "query" | "offset" | "limit">, extraFields: string[]): Promise<void> {
   const session = { ...start };
-  const write = (text: string) => process.stdout.write(text);
+  // Every field (and highlights, where the index keeps them) is fetched, so a result can be shown in
+  // full; the table shows the fields asked for.
+  const fetch = () => engine.search(indexId, { ...base, objectFields: "*", resultFields: base.resultFields ?? "highlights", query: session.query, offset: session.offset, limit: session.limit });
+  let page: SearchPage = await fetch();
   begin(`semsearch · ${indexId}`);
-  let page: SearchPage | null = null;
-  for (;;) {
-    if (page === null) {
-      // Every field (and highlights, where the index keeps them) is fetched, so a result can be shown
-      // in full; the table shows the fields asked for.
-      page = await engine.search(indexId, { ...base, objectFields: "*", resultFields: base.resultFields ?? "highlights", query: session.query, offset: session.offset, limit: session.limit });
-      write(`\n${pageHeader(session.query, page)}\n`);
-      write(page.hits.length > 0 ? renderSearchTable(page, session.offset, extraFields, session.query) : `${chalk.dim("No results on this page.")}\n`);
+  try {
+    for (let show = true; ; ) {
+      if (show) process.stdout.write(renderPage(session, page, extraFields));
+      const key = await chooseKey("What next?", menuEntries(page, session));
+      if (key === null || key === "q") break;
+      show = await act(key, session, page);
+      if (show) page = await fetch();
     }
-    const last = page.pagination.statistics.total_calculation === "exact" ? Math.max(page.pagination.pages, 1) : Math.ceil(MAX_RESULTS / session.limit);
-    const options = [
-      ...(page.pagination.next ? [{ value: "next" as const, label: "Next page" }] : []),
-      ...(session.offset > 0 ? [{ value: "previous" as const, label: "Previous page" }] : []),
-      { value: "goto" as const, label: "Go to page…" },
-      { value: "limit" as const, label: "Results per page…", hint: String(session.limit) },
-      ...(page.hits.length > 0 ? [{ value: "open" as const, label: "Show a result in full…" }] : []),
-      { value: "query" as const, label: "New query…" },
-      { value: "quit" as const, label: "Quit" },
-    ];
-    const action: Action | null = await choose<Action>("What next?", options, page.pagination.next ? "next" : "query");
-    if (action === null || action === "quit") break;
-    if (action === "next" && page.pagination.next) session.offset = page.pagination.next.offset;
-    else if (action === "previous") session.offset = Math.max(0, session.offset - session.limit);
-    else if (action === "goto") {
-      const answer = await ask(`Page (1–${last})`, { placeholder: String(page.pagination.page + 1), validate: integerIn(1, last) });
-      if (answer === null) break;
-      session.offset = Math.min((Number(answer) - 1) * session.limit, MAX_RESULTS - 1);
-    } else if (action === "limit") {
-      const answer = await ask(`Results per page (1–${MAX_LIMIT})`, { initial: String(session.limit), validate: integerIn(1, MAX_LIMIT) });
-      if (answer === null) break;
-      session.limit = Number(answer);
-      session.offset = Math.floor(session.offset / session.limit) * session.limit;
-    } else if (action === "open") {
-      const picked = await choose(
-        "Which result?",
-        page.hits.map((hit, i) => ({ value: String(i), label: `${session.offset + i + 1}. ${hit.id}`, hint: snippet(hit.highlights?.[0]?.highlight.text ?? hit.text, 50) })),
-      );
-      if (picked === null) break;
-      write(`\n${renderHit(page.hits[Number(picked)] as SearchHit, session.offset + Number(picked) + 1, session.query)}`);
-      continue; // the same page: its menu again, without reprinting the table
-    } else if (action === "query") {
-      const answer = await ask("New query", { initial: session.query, validate: (value) => (value.trim() === "" ? "type a query" : undefined) });
-      if (answer === null) break;
-      session.query = answer.trim();
-      session.offset = 0;
-    }
-    page = null;
+  } catch (error) {
+    abort("Search failed.");
+    throw error;
   }
   end("Bye.");
 }

@@ -29,6 +29,11 @@ export class Terminal {
     this.exited = new Promise((resolve) => this.child.on("close", (code) => resolve(code ?? -1)));
   }
 
+  /** Everything written so far, escape sequences included (to check what is greyed out, say). */
+  get rawScreen(): string {
+    return this.raw.replaceAll("\r\n", "\n");
+  }
+
   /** Everything shown so far, as text. */
   get screen(): string {
     return stripVTControlCharacters(this.raw).replaceAll("\r\n", "\n");

@@ -6,7 +6,8 @@ import { chalk } from "./style.js";
 
 /** Terminal width, or a comfortable default in a pipe. */
 export function terminalWidth(): number {
-  return process.stdout.columns && process.stdout.columns > 40 ? process.stdout.columns : 100;
+  const columns = process.stdout.columns;
+  return process.stdout.isTTY && columns !== undefined && columns > 0 ? columns : 100;
 }
 
 /** Collapses white space and cuts to `max` characters with an ellipsis. */
@@ -31,38 +32,82 @@ function cell(value: unknown, max: number): string {
   return snippet(typeof value === "string" ? value : JSON.stringify(value), max);
 }
 
+interface SearchColumns {
+  rank: number;
+  id: number;
+  score: number;
+  text: number;
+  /** One width for every field shown; fields that do not fit at all are left out from the right. */
+  field: number;
+  fields: number;
+}
+
+/** Order in which columns give way when the comfortable widths do not fit: [column, smallest width]. */
+const SHRINK_STEPS: [keyof Pick<SearchColumns, "id" | "text" | "field">, number][] = [
+  ["id", 12],
+  ["text", 16],
+  ["field", 6],
+  ["id", 6],
+];
+
+/**
+ * Column widths (cell padding included) for a search table `width` characters wide, borders counted.
+ * Comfortable first: the id as long as the longest (up to 22 characters), the text at least 24, each
+ * field 8 to 18. When that is too wide, the id, the text and the fields give way in turn
+ * (SHRINK_STEPS), then fields are left out from the right, then the text shrinks to 10; so the table
+ * fits any terminal of 40 columns or more.
+ */
+export function searchColumns(width: number, widest: { rank: number; id: number; score: number }, fieldCount: number): SearchColumns {
+  const rank = Math.max(1, widest.rank) + 2;
+  const score = Math.max(5, widest.score) + 2;
+  const sizes: SearchColumns = { rank, id: Math.min(24, Math.max(2, widest.id) + 2), score, text: 24, field: 0, fields: fieldCount };
+  // one border per column plus one
+  const fixed = () => sizes.fields + 5 + sizes.rank + sizes.score + sizes.id;
+  if (fieldCount > 0) sizes.field = Math.max(8, Math.min(18, Math.floor((width - fixed() - 24) / fieldCount)));
+  const over = () => fixed() + sizes.text + sizes.fields * sizes.field - width;
+  for (const [column, smallest] of SHRINK_STEPS) {
+    const per = column === "field" ? sizes.fields : 1;
+    if (over() <= 0) break;
+    if (per > 0) sizes[column] = Math.max(Math.min(sizes[column], smallest), sizes[column] - Math.ceil(over() / per));
+  }
+  while (over() > 0 && sizes.fields > 0) sizes.fields -= 1;
+  sizes.text = Math.max(Math.min(sizes.text, 10), width - fixed() - sizes.fields * sizes.field);
+  return sizes;
+}
+
 /**
  * Search results: rank, id, score, the best highlight (or a snippet of the searchable text) with the
- * query's words emphasised, then the requested object fields.
+ * query's words emphasised, then the requested object fields, in at most `width` columns (see
+ * `searchColumns`).
  */
 export function renderSearchTable(page: SearchPage, offset: number, extraFields: string[], query: string, width = terminalWidth()): string {
-  const idWidth = Math.min(24, Math.max(4, ...page.hits.map((hit) => hit.id.length)) + 2);
-  // Borders: one per column plus one. The text column keeps at least 24 characters; requested fields
-  // share what is left (8 to 18 each), so the table fits the terminal unless it is very narrow.
-  const borders = 5 + extraFields.length;
-  const room = width - borders - 6 - idWidth - 8 - 24;
-  const fieldWidth = extraFields.length === 0 ? 0 : Math.max(8, Math.min(18, Math.floor(room / extraFields.length)));
-  const textWidth = Math.max(24, width - borders - 6 - idWidth - 8 - extraFields.length * fieldWidth);
+  const scores = page.hits.map((hit) => hit.score.toFixed(3));
+  const widest = { rank: String(offset + page.hits.length).length, id: Math.max(0, ...page.hits.map((hit) => hit.id.length)), score: Math.max(0, ...scores.map((s) => s.length)) };
+  const columns = searchColumns(width, widest, extraFields.length);
+  const fields = extraFields.slice(0, columns.fields);
   const withHighlights = page.hits.some((hit) => hit.highlights !== undefined);
-  const table = newTable(["#", "id", "score", withHighlights ? "best highlight" : "text", ...extraFields], [6, idWidth, 8, textWidth, ...extraFields.map(() => fieldWidth)]);
+  const table = newTable(["#", "id", "score", withHighlights ? "best highlight" : "text", ...fields], [columns.rank, columns.id, columns.score, columns.text, ...fields.map(() => columns.field)]);
   page.hits.forEach((hit, i) => {
     table.push([
       String(offset + i + 1),
-      cell(hit.id, idWidth - 2),
-      hit.score.toFixed(3),
-      renderHighlight(hit.highlights?.[0]?.highlight.text ?? hit.text, query, textWidth - 2),
-      ...extraFields.map((field) => cell(hit.object[field], fieldWidth - 2)),
+      cell(hit.id, columns.id - 2),
+      scores[i] as string,
+      renderHighlight(hit.highlights?.[0]?.highlight.text ?? hit.text, query, columns.text - 2),
+      ...fields.map((field) => cell(hit.object[field], columns.field - 2)),
     ]);
   });
-  return table.toString() + "\n" + pageFooter(page) + "\n";
+  return table.toString() + "\n" + pageFooter(page, width) + "\n";
 }
 
-export function pageFooter(page: SearchPage): string {
+/** The line under a table; the next-page hint moves to a line of its own when both do not fit `width`. */
+export function pageFooter(page: SearchPage, width = terminalWidth()): string {
   const { pages, page: current, next, statistics } = page.pagination;
   const total = `${statistics.total_calculation === "minimum" ? "≥ " : ""}${statistics.total} results`;
-  const nextHint = next ? ` · next page: --offset ${next.offset} --limit ${next.limit}` : "";
   if (page.hits.length === 0) return chalk.dim(`No results on page ${current} (${total}).`);
-  return chalk.dim(`Page ${current} of ${statistics.total_calculation === "minimum" ? "≥ " : ""}${pages} · ${total}${nextHint}`);
+  const summary = `Page ${current} of ${statistics.total_calculation === "minimum" ? "≥ " : ""}${pages} · ${total}`;
+  if (!next) return chalk.dim(summary);
+  const hint = `next page: --offset ${next.offset} --limit ${next.limit}`;
+  return chalk.dim(summary.length + 3 + hint.length <= width ? `${summary} · ${hint}` : `${summary}\n${hint}`);
 }
 
 export function renderIndexTable(indexes: IndexInfo[]): string {

@@ -1,8 +1,8 @@
 import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
 import { outputMode, type SearchOptions } from "../../../src/cli/commands/search-command.js";
-import { pageHeader } from "../../../src/cli/interactive.js";
-import { renderSearchTable } from "../../../src/cli/render/table.js";
+import { menuEntries, pageHeader } from "../../../src/cli/interactive.js";
+import { renderSearchTable, searchColumns } from "../../../src/cli/render/table.js";
 import { UsageError } from "../../../src/engine/errors.js";
 import type { SearchPage } from "../../../src/engine/types.js";
 
@@ -35,10 +35,10 @@ describe("outputMode", () => {
   });
 });
 
-function page(n: number, minimum = false): SearchPage {
+function page(n: number, minimum = false, id = (i: number) => `object-${i}`): SearchPage {
   return {
     hits: Array.from({ length: n }, (_, i) => ({
-      id: `object-${i}`,
+      id: id(i),
       score: 1 - i / 10,
       object: { id: `object-${i}`, title: "A fairly long title that would not fit a narrow column at all", price: 12.5, maker: { name: "Ridgeway" } },
       text: "Lightweight shoes with a grippy sole for muddy forest trails. ".repeat(4),
@@ -60,7 +60,69 @@ describe("renderSearchTable", () => {
   });
 });
 
+describe("renderSearchTable in a narrow terminal", () => {
+  const longId = (i: number) => `0a1b2c3d-4e5f-6789-abcd-ef012345678${i}`;
+  const fieldSets = [[], ["title"], ["title", "price"], ["title", "price", "maker"]];
+  // every line, footer included, for long ids, requested fields and ranks near the 10,000 cap
+  it.each(fieldSets.flatMap((fields) => [60, 50, 40].flatMap((width) => [0, 9990].map((offset) => [width, fields, offset] as const))))("%i columns, fields %j, offset %i: no line is wider", (width, fields, offset) => {
+    const lines = stripVTControlCharacters(renderSearchTable(page(5, false, longId), offset, [...fields], "shoes", width)).split("\n").filter(Boolean);
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(width);
+    expect(lines.join("\n")).toMatch(/│ #\s+│ id\s+│ score │ best highlight|│ #\s+│ id\s+│ score │ text/);
+    expect(lines.join("\n")).toContain(`│ ${offset + 1} `);
+  });
+
+  it("keeps the comfortable widths where they fit and gives the text the rest", () => {
+    expect(searchColumns(120, { rank: 1, id: 8, score: 5 }, 1)).toEqual({ rank: 3, id: 10, score: 7, text: 120 - 3 - 10 - 7 - 18 - 6, field: 18, fields: 1 });
+  });
+
+  it.each([60, 50, 40])("at %i columns the widths and borders add up to the width", (width) => {
+    for (const fieldCount of [0, 1, 3, 6]) {
+      const c = searchColumns(width, { rank: 5, id: 36, score: 5 }, fieldCount);
+      expect(c.rank + c.id + c.score + c.text + c.fields * c.field + c.fields + 5).toBe(width);
+      expect(c.text).toBeGreaterThanOrEqual(14); // 15 at 40 columns with 5-digit ranks
+    }
+  });
+
+  it("leaves fields out from the right rather than squeezing the text below 16", () => {
+    const c = searchColumns(40, { rank: 1, id: 3, score: 5 }, 2);
+    expect(c.fields).toBe(0);
+    expect(stripVTControlCharacters(renderSearchTable(page(3), 0, ["title", "price"], "shoes", 40))).not.toMatch(/title/);
+  });
+});
+
+describe("menuEntries", () => {
+  const at = (offset: number, next: boolean, hits = 3): SearchPage => {
+    const p = page(hits);
+    if (!next) delete p.pagination.next;
+    return p;
+  };
+  const keys = (entries: ReturnType<typeof menuEntries>) => entries.map((e) => `${e.value} ${e.label}`);
+
+  it("lists the same entries in the same order on the first, a middle and the last page", () => {
+    const first = menuEntries(at(0, true), { query: "q", offset: 0, limit: 3 });
+    const middle = menuEntries(at(3, true), { query: "q", offset: 3, limit: 3 });
+    const last = menuEntries(at(6, false), { query: "q", offset: 6, limit: 3 });
+    expect(keys(first)).toEqual(["n Next page", "p Previous page", "g Go to page…", "r Refresh", "s Results per page…", "o Open a result…", "/ New query…", "q Quit"]);
+    expect(keys(middle)).toEqual(keys(first));
+    expect(keys(last)).toEqual(keys(first));
+  });
+
+  it("disables what does not apply instead of removing it", () => {
+    const disabled = (entries: ReturnType<typeof menuEntries>) => entries.filter((e) => e.disabled).map((e) => e.value);
+    expect(disabled(menuEntries(at(0, true), { query: "q", offset: 0, limit: 3 }))).toEqual(["p"]);
+    expect(disabled(menuEntries(at(3, true), { query: "q", offset: 3, limit: 3 }))).toEqual([]);
+    expect(disabled(menuEntries(at(6, false), { query: "q", offset: 6, limit: 3 }))).toEqual(["n"]);
+    expect(disabled(menuEntries(at(0, false, 0), { query: "q", offset: 0, limit: 3 }))).toEqual(["n", "p", "o"]);
+  });
+});
+
 describe("pageHeader", () => {
+  it("cuts a long query so the header fits the width", () => {
+    const header = stripVTControlCharacters(pageHeader("waterproof ".repeat(10), page(3), 60));
+    expect(header.length).toBeLessThanOrEqual(60);
+    expect(header).toMatch(/^“waterproof waterproof.*…” · page 1 of 3 · 9 results$/);
+  });
+
   it("shows the page, the pages and the total, with ≥ when the total is a minimum", () => {
     expect(stripVTControlCharacters(pageHeader("shoes", page(3)))).toBe("“shoes” · page 1 of 3 · 9 results");
     expect(stripVTControlCharacters(pageHeader("shoes", page(3, true)))).toBe("“shoes” · page 1 of ≥ 3 · ≥ 9 results");
