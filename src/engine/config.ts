@@ -4,7 +4,7 @@
  */
 import * as v from "valibot";
 import { NotFoundError, ValidationError, type ErrorIssue } from "./errors.js";
-import { fieldRule, FieldRules, pathSegments, ruleAdmits, type RuleKind } from "./fields.js";
+import { fieldRule, FieldRules, isPlainObject, pathSegments, ruleAdmits, setOwn, type RuleKind } from "./fields.js";
 
 /** Field types a filterable field can be declared as (`configuration.fields.types`). */
 export const FIELD_TYPES = ["string", "int", "float", "bool", "datetime"] as const;
@@ -15,6 +15,31 @@ export const INDEX_TYPES = ["text", "image"] as const;
 export type IndexTypeName = (typeof INDEX_TYPES)[number];
 
 const FieldList = v.array(v.pipe(v.string(), v.minLength(1, "a field name cannot be empty")));
+
+/** How valibot names a value's type in messages (`"x"`, `7`, `Array`, `Object`, `null`). */
+function received(value: unknown): string {
+  if (Array.isArray(value)) return "Array";
+  if (value === null || typeof value !== "object") return typeof value === "string" || typeof value === "number" ? JSON.stringify(value) : String(value);
+  return "Object";
+}
+
+/**
+ * A record of field name → string. Unlike `v.record`, which silently drops the keys `constructor`,
+ * `prototype` and `__proto__`, it keeps every own key: any text is a field name, and a dropped
+ * `types` entry would leave the field without its declared type.
+ */
+const FieldRecord = v.pipe(
+  v.custom<Record<string, unknown>>(isPlainObject, (issue) => `expected Object, received ${issue.received}`),
+  v.rawTransform(({ dataset, addIssue }) => {
+    const out: Record<string, string> = {};
+    for (const [key, value] of Object.entries(dataset.value)) {
+      if (typeof value === "string") setOwn(out, key, value);
+      else addIssue({ message: `expected string, received ${received(value)}`, path: [{ type: "object", origin: "value", input: dataset.value, key, value }] });
+    }
+    return out;
+  }),
+);
+
 const AllowDeny = v.strictObject({ allow: v.optional(FieldList), deny: v.optional(FieldList) });
 
 const ConfigurationSchema = v.strictObject({
@@ -29,8 +54,8 @@ const ConfigurationSchema = v.strictObject({
       crawlable: v.optional(AllowDeny),
       searchable: v.optional(AllowDeny),
       filterable: v.optional(AllowDeny),
-      types: v.optional(v.record(v.string(), v.string())),
-      segment_delimiter: v.optional(v.record(v.string(), v.string())),
+      types: v.optional(FieldRecord),
+      segment_delimiter: v.optional(FieldRecord),
     }),
   ),
   /** semsearch extension: the embedding model of this index (default: the bundled one). */
@@ -52,6 +77,7 @@ function describeIssue(issue: v.BaseIssue<unknown>): ErrorIssue {
   }
   const path = keys.join(".") || "(body)";
   if (issue.received === "undefined") return { path, message: "required, but missing" };
+  if (issue.type === "custom") return { path, message: issue.message };
   if (issue.kind === "schema") {
     return { path, message: `expected ${issue.expected}, received ${issue.received}` };
   }

@@ -6,7 +6,7 @@
  * The field `id` is an identifier, not text: it is searchable only when `searchable.allow` names it.
  */
 import type { IndexConfiguration } from "../config.js";
-import { FieldRules } from "../fields.js";
+import { FieldRules, ownValue } from "../fields.js";
 import type { JsonObject } from "../types.js";
 
 /** Characters of searchable text given to the embedding model; the full text stays in the lexical index. */
@@ -47,7 +47,7 @@ export function segmentableFields(object: JsonObject, config: IndexConfiguration
 
 /** The regular expression that starts a new segment in `field`, if the configuration sets one. */
 export function segmentDelimiter(config: IndexConfiguration, field: string): RegExp | undefined {
-  const source = config.fields?.segment_delimiter?.[field];
+  const source = ownValue(config.fields?.segment_delimiter, field);
   return source === undefined ? undefined : new RegExp(source, "gu");
 }
 

@@ -4,7 +4,7 @@
  * a ValidationError naming the source and line.
  */
 import { ValidationError } from "../errors.js";
-import { isPlainObject } from "../fields.js";
+import { isPlainObject, ownValue } from "../fields.js";
 import type { JsonObject } from "../types.js";
 import { jsonErrorOffset } from "./json-error.js";
 
@@ -131,7 +131,7 @@ export function parseObjectsText(text: string, source: string): ParsedObject[] {
  * decimal); `null` when the field is absent, so the caller generates one.
  */
 export function objectId(object: JsonObject, idField: string, where: string): string | null {
-  const value = object[idField];
+  const value = ownValue(object, idField);
   if (value === undefined || value === null) return null;
   if (typeof value === "number" && Number.isFinite(value)) return String(value);
   if (typeof value === "string" && value.length > 0 && !value.includes("\u0000")) return value;
