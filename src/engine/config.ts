@@ -5,6 +5,7 @@
 import * as v from "valibot";
 import { NotFoundError, ValidationError, type ErrorIssue } from "./errors.js";
 import { fieldRule, FieldRules, isPlainObject, pathSegments, ruleAdmits, setOwn, type RuleKind } from "./fields.js";
+import { compileDelimiter } from "./indexing/segment.js";
 
 /** Field types a filterable field can be declared as (`configuration.fields.types`). */
 export const FIELD_TYPES = ["string", "int", "float", "bool", "datetime"] as const;
@@ -132,16 +133,16 @@ function checkMeaning(config: IndexConfiguration): ErrorIssue[] {
       issues.push({ path, message: `"${field}" is not a searchable field, so it has no highlight segments` });
       continue;
     }
-    let regex: RegExp;
-    try {
-      regex = new RegExp(source, "u");
-    } catch (error) {
-      issues.push({ path, message: `invalid regular expression /${source}/: ${(error as Error).message}` });
-      continue;
-    }
-    if (regex.test("")) issues.push({ path, message: `regular expression /${source}/ matches the empty string` });
+    const compiled = compileDelimiter(source);
+    if (!compiled.ok) issues.push({ path, message: `invalid regular expression /${preview(source)}/: ${compiled.reason}` });
+    else if (compiled.delimiter.test("")) issues.push({ path, message: `regular expression /${preview(source)}/ matches the empty string` });
   }
   return issues;
+}
+
+/** A pattern as quoted in a message: long ones are cut. */
+function preview(source: string): string {
+  return source.length > 60 ? `${source.slice(0, 60)}…` : source;
 }
 
 /** Field names must be well-formed paths; allow lists and types must name fields the index crawls. */
