@@ -59,6 +59,8 @@ export function listArg(value: string): string[] {
 export function keyValueArg(value: string, previous: Record<string, string> = {}): Record<string, string> {
   const at = value.indexOf("=");
   if (at <= 0) throw new InvalidArgumentError(`expected field=value, got "${value}"`);
+  // Any text is a field name: a computed key and a spread define own keys, so `__proto__=x` or
+  // `constructor=x` is an entry like any other (a plain `out[key] = …` would set the prototype).
   return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
 }
 

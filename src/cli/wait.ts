@@ -38,11 +38,11 @@ export async function waitForBuild(engine: Engine, id: string, options: GlobalOp
     });
     process.exitCode = EXIT_OBJECTS_FAILED;
   }
-  if (report.withoutText > 0) {
-    const all = report.withoutText >= status.READY;
+  // Some objects without searchable text are normal (a field left out); none with any is a misconfiguration.
+  if (status.READY > 0 && report.withoutText >= status.READY) {
     warn(options, {
       code: "NO_SEARCHABLE_TEXT",
-      message: `${id}: ${all ? "none" : `${report.withoutText.toLocaleString("en-US")}`} of the ${status.READY.toLocaleString("en-US")} indexed objects ${all ? "has" : "have no"} searchable text${all ? "" : ""}, so search cannot tell them apart.${report.missingFields ? ` ${report.missingFields}` : ""}`,
+      message: `${id}: none of the ${status.READY.toLocaleString("en-US")} indexed objects has searchable text, so search cannot tell them apart.${report.missingFields ? ` ${report.missingFields}` : ""}`,
     });
   }
   return info;

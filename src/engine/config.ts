@@ -4,7 +4,8 @@
  */
 import * as v from "valibot";
 import { NotFoundError, ValidationError, type ErrorIssue } from "./errors.js";
-import { fieldRule, FieldRules, pathSegments, ruleAdmits, type RuleKind } from "./fields.js";
+import { fieldRule, FieldRules, isPlainObject, pathSegments, ruleAdmits, setOwn, type RuleKind } from "./fields.js";
+import { compileDelimiter } from "./indexing/segment.js";
 
 /** Field types a filterable field can be declared as (`configuration.fields.types`). */
 export const FIELD_TYPES = ["string", "int", "float", "bool", "datetime"] as const;
@@ -15,6 +16,31 @@ export const INDEX_TYPES = ["text", "image"] as const;
 export type IndexTypeName = (typeof INDEX_TYPES)[number];
 
 const FieldList = v.array(v.pipe(v.string(), v.minLength(1, "a field name cannot be empty")));
+
+/** How valibot names a value's type in messages (`"x"`, `7`, `Array`, `Object`, `null`). */
+function received(value: unknown): string {
+  if (Array.isArray(value)) return "Array";
+  if (value === null || typeof value !== "object") return typeof value === "string" || typeof value === "number" ? JSON.stringify(value) : String(value);
+  return "Object";
+}
+
+/**
+ * A record of field name → string. Unlike `v.record`, which silently drops the keys `constructor`,
+ * `prototype` and `__proto__`, it keeps every own key: any text is a field name, and a dropped
+ * `types` entry would leave the field without its declared type.
+ */
+const FieldRecord = v.pipe(
+  v.custom<Record<string, unknown>>(isPlainObject, (issue) => `expected Object, received ${issue.received}`),
+  v.rawTransform(({ dataset, addIssue }) => {
+    const out: Record<string, string> = {};
+    for (const [key, value] of Object.entries(dataset.value)) {
+      if (typeof value === "string") setOwn(out, key, value);
+      else addIssue({ message: `expected string, received ${received(value)}`, path: [{ type: "object", origin: "value", input: dataset.value, key, value }] });
+    }
+    return out;
+  }),
+);
+
 const AllowDeny = v.strictObject({ allow: v.optional(FieldList), deny: v.optional(FieldList) });
 
 const ConfigurationSchema = v.strictObject({
@@ -29,8 +55,8 @@ const ConfigurationSchema = v.strictObject({
       crawlable: v.optional(AllowDeny),
       searchable: v.optional(AllowDeny),
       filterable: v.optional(AllowDeny),
-      types: v.optional(v.record(v.string(), v.string())),
-      segment_delimiter: v.optional(v.record(v.string(), v.string())),
+      types: v.optional(FieldRecord),
+      segment_delimiter: v.optional(FieldRecord),
     }),
   ),
   /** semsearch extension: the embedding model of this index (default: the bundled one). */
@@ -52,6 +78,7 @@ function describeIssue(issue: v.BaseIssue<unknown>): ErrorIssue {
   }
   const path = keys.join(".") || "(body)";
   if (issue.received === "undefined") return { path, message: "required, but missing" };
+  if (issue.type === "custom") return { path, message: issue.message };
   if (issue.kind === "schema") {
     return { path, message: `expected ${issue.expected}, received ${issue.received}` };
   }
@@ -106,16 +133,16 @@ function checkMeaning(config: IndexConfiguration): ErrorIssue[] {
       issues.push({ path, message: `"${field}" is not a searchable field, so it has no highlight segments` });
       continue;
     }
-    let regex: RegExp;
-    try {
-      regex = new RegExp(source, "u");
-    } catch (error) {
-      issues.push({ path, message: `invalid regular expression /${source}/: ${(error as Error).message}` });
-      continue;
-    }
-    if (regex.test("")) issues.push({ path, message: `regular expression /${source}/ matches the empty string` });
+    const compiled = compileDelimiter(source);
+    if (!compiled.ok) issues.push({ path, message: `invalid regular expression /${preview(source)}/: ${compiled.reason}` });
+    else if (compiled.delimiter.test("")) issues.push({ path, message: `regular expression /${preview(source)}/ matches the empty string` });
   }
   return issues;
+}
+
+/** A pattern as quoted in a message: long ones are cut. */
+function preview(source: string): string {
+  return source.length > 60 ? `${source.slice(0, 60)}…` : source;
 }
 
 /** Field names must be well-formed paths; allow lists and types must name fields the index crawls. */

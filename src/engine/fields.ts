@@ -111,7 +111,7 @@ export class FieldRules {
         const out: JsonObject = {};
         for (const [key, child] of Object.entries(value)) {
           const kept = prune(child, `${path}.${key}`);
-          if (kept !== undefined) out[key] = kept;
+          if (kept !== undefined) setOwn(out, key, kept);
         }
         return admitted || Object.keys(out).length > 0 ? out : undefined;
       }
@@ -121,7 +121,7 @@ export class FieldRules {
     const out: JsonObject = {};
     for (const [key, value] of Object.entries(object)) {
       const kept = prune(value, key);
-      if (kept !== undefined) out[key] = kept;
+      if (kept !== undefined) setOwn(out, key, kept);
     }
     return out;
   }
@@ -135,12 +135,25 @@ export function isScalar(value: unknown): value is Scalar {
   return typeof value === "string" || (typeof value === "number" && Number.isFinite(value)) || typeof value === "boolean";
 }
 
+/**
+ * The value of a record's own key: undefined when the key is missing. Field names are user text, so
+ * `constructor`, `toString` or `__proto__` must never reach Object.prototype through a plain `record[key]`.
+ */
+export function ownValue<T>(record: Readonly<Record<string, T>> | undefined, key: string): T | undefined {
+  return record !== undefined && Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+/** Sets a record's own key, `__proto__` included (a plain assignment to `__proto__` would replace the prototype). */
+export function setOwn<T>(record: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** The value at a path of an object: undefined when missing, and when the path passes through a list. */
 export function valueAt(object: JsonObject, path: string): unknown {
   let value: unknown = object;
   for (const segment of pathSegments(path)) {
-    if (!isPlainObject(value) || !Object.hasOwn(value, segment)) return undefined;
-    value = value[segment];
+    if (!isPlainObject(value)) return undefined;
+    value = ownValue(value, segment);
   }
   return value;
 }

@@ -12,7 +12,7 @@
  */
 import type { FieldType, IndexConfiguration } from "./config.js";
 import { readFieldValue, storageType, storedValue, type FieldValue } from "./field-types.js";
-import { FieldRules, isScalar, valueAt } from "./fields.js";
+import { FieldRules, isScalar, ownValue, valueAt } from "./fields.js";
 import type { FieldResolver } from "./search/filters.js";
 import type { JsonObject } from "./types.js";
 
@@ -39,7 +39,7 @@ export interface FilterField {
 
 /** The declared type of a filterable field: `string` unless `types` says otherwise. */
 export function fieldType(config: IndexConfiguration, path: string): FieldType {
-  return (config.fields?.types?.[path] as FieldType | undefined) ?? "string";
+  return (ownValue(config.fields?.types, path) as FieldType | undefined) ?? "string";
 }
 
 /** Fields named by the configuration as filterable (in `filterable.allow` or `types`). */

@@ -93,7 +93,7 @@ export function renderSearchTable(page: SearchPage, offset: number, extraFields:
       cell(hit.id, columns.id - 2),
       scores[i] as string,
       renderHighlight(hit.highlights?.[0]?.highlight.text ?? hit.text, query, columns.text - 2),
-      ...fields.map((field) => cell(hit.object[field], columns.field - 2)),
+      ...fields.map((field) => cell(Object.hasOwn(hit.object, field) ? hit.object[field] : undefined, columns.field - 2)),
     ]);
   });
   return table.toString() + "\n" + pageFooter(page, width) + "\n";

@@ -24,7 +24,7 @@ export function listModels(): readonly ModelDescriptor[] {
 
 /** Finds a model by id or alias; ValidationError UNKNOWN_MODEL otherwise. */
 export function resolveModel(name: string): ModelDescriptor {
-  const id = ALIASES[name] ?? name;
+  const id = (Object.hasOwn(ALIASES, name) ? ALIASES[name] : undefined) ?? name;
   const model = MODELS.find((candidate) => candidate.id === id);
   if (!model) {
     throw new ValidationError("UNKNOWN_MODEL", `Unknown embedding model "${name}". Known: ${MODELS.map((m) => m.id).join(", ")}`, {

@@ -6,8 +6,10 @@
  * The field `id` is an identifier, not text: it is searchable only when `searchable.allow` names it.
  */
 import type { IndexConfiguration } from "../config.js";
-import { FieldRules } from "../fields.js";
+import { ValidationError } from "../errors.js";
+import { FieldRules, ownValue } from "../fields.js";
 import type { JsonObject } from "../types.js";
+import { compileDelimiter, type SegmentDelimiter } from "./segment.js";
 
 /** Characters of searchable text given to the embedding model; the full text stays in the lexical index. */
 export const MAX_EMBED_CHARS = 2000;
@@ -45,10 +47,21 @@ export function segmentableFields(object: JsonObject, config: IndexConfiguration
     .map(([field, value]) => ({ field, text: value as string }));
 }
 
-/** The regular expression that starts a new segment in `field`, if the configuration sets one. */
-export function segmentDelimiter(config: IndexConfiguration, field: string): RegExp | undefined {
-  const source = config.fields?.segment_delimiter?.[field];
-  return source === undefined ? undefined : new RegExp(source, "gu");
+/**
+ * The regular expression (RE2) that starts a new segment in `field`, if the configuration sets one.
+ * Index creation refuses a delimiter that cannot be used, so this throws only for a stored
+ * configuration that predates those checks: ValidationError INVALID_CONFIG, whose message names the
+ * field and says why, to be recorded as the object's error in the index (like an unreadable typed value).
+ */
+export function segmentDelimiter(config: IndexConfiguration, field: string): SegmentDelimiter | undefined {
+  const source: unknown = ownValue(config.fields?.segment_delimiter, field);
+  if (source === undefined) return undefined;
+  const compiled = typeof source === "string" ? compileDelimiter(source) : { ok: false as const, reason: "the pattern is not a string" };
+  if (compiled.ok) return compiled.delimiter;
+  const path = `configuration.fields.segment_delimiter.${field}`;
+  throw new ValidationError("INVALID_CONFIG", `field "${field}": its segment delimiter cannot be used: ${compiled.reason}`, {
+    issues: [{ path, message: compiled.reason }],
+  });
 }
 
 /** Whether the index keeps highlight segments. */

@@ -7,10 +7,74 @@
  * empty ones are dropped; one longer than MAX_SEGMENT_CHARS is cut at a word boundary into
  * pieces, so the model never truncates silently. Offsets are JavaScript string indices (UTF-16
  * code units): `text.slice(start, end) === segment.text`.
+ *
+ * Custom delimiters are user text run over every object, so they are compiled by RE2 (re2js),
+ * which matches in time linear in the text: `(a+)+b` cannot backtrack for ever as a JavaScript
+ * RegExp does. The cost per character still grows with the size of the compiled program, so
+ * patterns are bounded in length and in program size.
  */
+import { RE2JS } from "re2js";
 
 /** Longest segment given to the model, in UTF-16 code units. */
 export const MAX_SEGMENT_CHARS = 500;
+
+/** Longest custom delimiter pattern, in characters. */
+export const MAX_DELIMITER_LENGTH = 1000;
+
+/**
+ * Largest compiled custom delimiter, in RE2 instructions. Matching takes up to about this many steps
+ * per character: at 300, a worst-case pattern segments 100,000 characters in under a second, while
+ * realistic delimiters (a heading rule, a list of words) compile to a few dozen to ~150.
+ */
+export const MAX_DELIMITER_PROGRAM = 300;
+
+/** A compiled custom delimiter (RE2 syntax). Stateless: one can be shared by every call. */
+export type SegmentDelimiter = RE2JS;
+
+export type DelimiterCompilation = { ok: true; delimiter: SegmentDelimiter } | { ok: false; reason: string };
+
+/** A JavaScript-only construct RE2 refuses: a lookaround or a backreference. */
+const JS_ONLY = /\\[1-9]|\\k<|\(\?<?[=!]/;
+
+function compile(source: string): DelimiterCompilation {
+  if (source.length > MAX_DELIMITER_LENGTH) {
+    return { ok: false, reason: `the pattern is ${source.length} characters long; at most ${MAX_DELIMITER_LENGTH} are allowed` };
+  }
+  let delimiter: RE2JS;
+  try {
+    delimiter = RE2JS.compile(source);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    const note = JS_ONLY.test(source) ? " (delimiters use RE2 syntax, which has no lookarounds or backreferences)" : " (delimiters use RE2 syntax)";
+    return { ok: false, reason: `${why}${note}` };
+  }
+  const size = delimiter.programSize();
+  if (size > MAX_DELIMITER_PROGRAM) {
+    return {
+      ok: false,
+      reason: `the pattern is too complex: it compiles to ${size} RE2 instructions; at most ${MAX_DELIMITER_PROGRAM} are allowed (lower its repetition counts or shorten it)`,
+    };
+  }
+  return { ok: true, delimiter };
+}
+
+const compiled = new Map<string, DelimiterCompilation>();
+const MAX_CACHED = 256;
+
+/**
+ * Compiles a custom delimiter, or says why it cannot be used: longer than MAX_DELIMITER_LENGTH, not
+ * RE2 syntax, or a program larger than MAX_DELIMITER_PROGRAM. Memoised by source (the worker asks
+ * once per object and field).
+ */
+export function compileDelimiter(source: string): DelimiterCompilation {
+  let result = compiled.get(source);
+  if (result === undefined) {
+    result = compile(source);
+    if (compiled.size >= MAX_CACHED) compiled.clear();
+    compiled.set(source, result);
+  }
+  return result;
+}
 
 export interface Segment {
   start: number;
@@ -44,14 +108,16 @@ function cutLong(text: string, segment: Segment, max: number): Segment[] {
   return out;
 }
 
-/** Segments of a text: by the default rule, or starting at each match of `delimiter`. */
-export function segmentText(text: string, delimiter?: RegExp, max = MAX_SEGMENT_CHARS): Segment[] {
+/**
+ * Segments of a text: by the default rule, or starting at each match of `delimiter` (empty matches
+ * are ignored). RE2 reports match offsets in UTF-16 code units, like JavaScript string indices.
+ */
+export function segmentText(text: string, delimiter?: SegmentDelimiter, max = MAX_SEGMENT_CHARS): Segment[] {
   const bounds: [number, number][] = [];
   let start = 0;
   if (delimiter) {
-    const re = new RegExp(delimiter.source, delimiter.flags.includes("g") ? delimiter.flags : delimiter.flags + "g");
-    for (const match of text.matchAll(re)) {
-      if (match[0] === "") continue;
+    for (const match of delimiter.matchAll(text)) {
+      if (match[0] === "" || match.index === undefined) continue;
       bounds.push([start, match.index]);
       start = match.index + match[0].length;
     }

@@ -4,7 +4,7 @@
  * a ValidationError naming the source and line.
  */
 import { ValidationError } from "../errors.js";
-import { isPlainObject } from "../fields.js";
+import { isPlainObject, ownValue } from "../fields.js";
 import type { JsonObject } from "../types.js";
 import { jsonErrorOffset } from "./json-error.js";
 
@@ -194,7 +194,7 @@ export function parseObjectsText(text: string, source: string): ParsedObject[] {
  * field is absent, so the caller generates one.
  */
 export function objectId(object: JsonObject, idField: string, where: string): string | null {
-  const value = Object.hasOwn(object, idField) ? object[idField] : undefined;
+  const value = ownValue(object, idField);
   if (value === undefined || value === null) return null;
   const refuse = (why: string) => invalid(where, `field "${idField}" ${why}`);
   if (typeof value === "number") {

@@ -1,6 +1,7 @@
 /** Validation of search parameters (spec §4.2). Pure. */
 import { ValidationError } from "../errors.js";
 import { integerIn } from "../params.js";
+import { setOwn } from "../fields.js";
 import { parseFilter, type FilterNode } from "./filter-syntax.js";
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULTS } from "./limits.js";
 
@@ -98,8 +99,8 @@ export function projectObject(id: string, object: Record<string, unknown>, field
   if (fields === null) return object;
   const out: Record<string, unknown> = {};
   for (const field of fields) {
-    if (field === "id" && object.id === undefined) out.id = id;
-    else if (Object.hasOwn(object, field)) out[field] = object[field];
+    if (field === "id" && !Object.hasOwn(object, "id")) out.id = id;
+    else if (Object.hasOwn(object, field)) setOwn(out, field, object[field]);
   }
   return out;
 }

@@ -3,7 +3,7 @@ import type { EngineContext } from "../context.js";
 import { isNeuralOnly } from "../config.js";
 import { loadModel } from "../embedding/registry.js";
 import { ValidationError } from "../errors.js";
-import { FieldRules } from "../fields.js";
+import { FieldRules, ownValue } from "../fields.js";
 import { fieldResolver } from "../filter-fields.js";
 import { findIndex } from "../indexes.js";
 import { buildingState } from "../status.js";
@@ -52,9 +52,11 @@ async function bestSegments(store: LanceStore, index: IndexRecord, q: RankQuery)
 }
 
 function highlightsOf(object: JsonObject, segments: readonly SegmentHit[] | undefined) {
-  return combineSegments(segments ?? [])
-    .filter((span) => typeof object[span.field] === "string" && span.end <= (object[span.field] as string).length)
-    .map((span) => toTextHighlight(span, object[span.field] as string));
+  return combineSegments(segments ?? []).flatMap((span) => {
+    // the field is a top-level key (it may hold a dot), read as an own key: `constructor` is a field like any other
+    const text = ownValue(object, span.field);
+    return typeof text === "string" && span.end <= text.length ? [toTextHighlight(span, text)] : [];
+  });
 }
 
 /**

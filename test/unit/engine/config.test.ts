@@ -53,6 +53,28 @@ describe("parseCreateIndexBody", () => {
     expect(issues[0]?.message).toContain(message);
   });
 
+  it.each([
+    ["a(?=b)", "invalid or unsupported Perl syntax: `(?=`"],
+    ["(?<!x)a", "no lookarounds or backreferences"],
+    ["(a)\\1", "invalid escape sequence: `\\1`"],
+    ["\\u00e9", "delimiters use RE2 syntax"],
+    ["a{1000}{1000}", "invalid nested repetition operator"],
+    ["(?:a{1000}){1000}", "invalid repeat count"],
+    ["[^z]{0,1000}z", "too complex: it compiles to"],
+    ["x".repeat(1001), "1001 characters long; at most 1000"],
+  ])("refuses segment delimiter %j, which RE2 cannot run or which is too large, saying why", (source, why) => {
+    const issues = issuesOf({ configuration: { ...text.configuration, fields: { segment_delimiter: { body: source } } } });
+    expect(issues).toHaveLength(1);
+    expect(issues[0]?.path).toBe("configuration.fields.segment_delimiter.body");
+    expect(issues[0]?.message).toMatch(/^invalid regular expression \/.{1,61}\/: /);
+    expect(issues[0]?.message).toContain(why);
+  });
+
+  it.each(["(a+)+b", "\\n\\s*\\n", "(?i)\\bchapter\\s+\\d+", "😀|\\x{1F4A9}", "\\p{Lu}{2,}:"])("accepts segment delimiter %j (RE2 syntax; linear time)", (source) => {
+    const body = { configuration: { ...text.configuration, fields: { segment_delimiter: { body: source } } } };
+    expect(parseCreateIndexBody(body)).toEqual(body);
+  });
+
   it("lists every issue, not just the first", () => {
     const issues = issuesOf({
       configuration: { ...text.configuration, fields: { types: { a: "x", b: "y" } } },
