@@ -24,7 +24,11 @@ export function pageHeader(query: string, page: SearchPage, width = terminalWidt
   const { pages, page: current, statistics } = page.pagination;
   const min = statistics.total_calculation === "minimum" ? "≥ " : "";
   const rest = ` · page ${current} of ${min}${Math.max(pages, 1)} · ${min}${statistics.total} results`;
-  return `${chalk.bold(`“${snippet(query, Math.max(10, width - rest.length - 2))}”`)}${rest}`;
+  const header = `${chalk.bold(`“${snippet(query, Math.max(10, width - rest.length - 2))}”`)}${rest}`;
+  if (!page.building) return header;
+  // The index is still taking objects in: say so, and how to see more as it does.
+  const { searchable, total } = page.building;
+  return `${header}\n${chalk.yellow(snippet(`still building: ${searchable} of ${total} objects searchable · r refreshes`, width))}`;
 }
 
 /**

@@ -127,4 +127,9 @@ describe("pageHeader", () => {
     expect(stripVTControlCharacters(pageHeader("shoes", page(3)))).toBe("“shoes” · page 1 of 3 · 9 results");
     expect(stripVTControlCharacters(pageHeader("shoes", page(3, true)))).toBe("“shoes” · page 1 of ≥ 3 · ≥ 9 results");
   });
+
+  it("says when the index is still building, and that r refreshes", () => {
+    const building = { ...page(3), building: { searchable: 12, total: 40 } };
+    expect(stripVTControlCharacters(pageHeader("shoes", building, 80))).toBe("“shoes” · page 1 of 3 · 9 results\nstill building: 12 of 40 objects searchable · r refreshes");
+  });
 });
