@@ -40,13 +40,61 @@ function addFieldRuleFlags(command: Command): Command {
   return command;
 }
 
+/** Examples shown at the end of each command's --help, by command path. */
+export const EXAMPLES: Record<string, string[]> = {
+  semsearch: [
+    "semsearch demo                                      # try it on the bundled sample articles",
+    "semsearch objects add articles.jsonl",
+    "semsearch index create --name docs --searchable title,body --wait",
+    'semsearch search docs "how do plants make energy"',
+  ],
+  demo: ["semsearch demo", 'semsearch demo "why is the sky blue" --limit 3'],
+  index: ["semsearch index create --name docs --searchable title,body", "semsearch index list", "semsearch index status docs --wait"],
+  "index create": [
+    "semsearch index create --name docs --searchable title,body        # prints the new id at once",
+    "semsearch index create --highlights --segment-delimiter 'body=\\n\\n' --wait",
+    "semsearch index create --filterable category,price --field-type price=float",
+    "semsearch --json index create --config body.json                  # the service's {\"configuration\": …} body",
+  ],
+  "index list": ["semsearch index list", "semsearch --json index list | jq -r '.indexes[].id'"],
+  "index get": ["semsearch index get docs", "semsearch --json index get idx_abc --wait"],
+  "index status": ["semsearch index status docs", "semsearch index status docs --wait --timeout 600"],
+  "index delete": ["semsearch index delete docs"],
+  objects: ["semsearch objects add data.jsonl", "semsearch objects get doc-42", "semsearch objects list --limit 20"],
+  "objects add": [
+    "semsearch objects add articles.jsonl more.json       # JSON Lines, a JSON array, or one object",
+    "cat data.jsonl | semsearch objects add               # standard input (or -)",
+    "semsearch objects add products.json --id-field sku --wait",
+  ],
+  "objects get": ["semsearch objects get doc-42", "semsearch --json objects get doc-42 | jq .status"],
+  "objects list": ["semsearch objects list --limit 20 --offset 40"],
+  "objects delete": ["semsearch objects delete doc-42"],
+  search: [
+    'semsearch search docs "trail running shoes"                         # a page-through in a terminal, a table in a pipe',
+    'semsearch search docs "shoes" --filter \'price:<100 AND NOT category:"sale"\' --limit 20',
+    'semsearch --json search docs "shoes" --page 2 --object-fields title,price',
+    'semsearch search docs "shoes" --all --jsonl | jq -r .id',
+    'semsearch search docs "shoes" --result-fields highlights --no-interactive',
+  ],
+  worker: ["semsearch worker status"],
+  "worker status": ["semsearch worker status", "semsearch --json worker status"],
+};
+
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let at: Command | null = command; at?.parent; at = at.parent) names.unshift(at.name());
+  return names.join(" ") || "semsearch";
+}
+
 export function createProgram(h: Handlers = handlers, version = "0.0.0"): Command {
   const program = new Command("semsearch")
     .description("Local-first semantic search: hybrid full-text + vector search over LanceDB, embeddings computed on this machine.")
     .version(version)
-    .option("-p, --project <dir>", "project directory (env SEMSEARCH_PROJECT, default ./.semsearch)")
-    .option("--json", "print the service's JSON shapes on stdout, errors as JSON on stderr")
+    .option("-p, --project <dir>", "project directory (env SEMSEARCH_PROJECT; default: the nearest .semsearch here or above, else ./.semsearch)")
+    .option("--json", "print the service's JSON shapes on stdout, errors and warnings as JSON on stderr")
     .option("--no-color", "no colours (also NO_COLOR, and whenever stdout is not a terminal)")
+    // every command's help lists the global flags too (inherited by the commands created below)
+    .configureHelp({ showGlobalOptions: true })
     .exitOverride();
 
   program
@@ -59,7 +107,8 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
   addFieldRuleFlags(
     index
       .command("create")
-      .description('create an index; prints {"id":"idx_..."} and builds it in the background')
+      .description('create an index and build it in the background; prints its id at once ({"id":"idx_…"} with --json)')
+      .option("--name <name>", "a unique name, usable wherever the id is (letters, digits, . _ -)")
       .option("--config <file|->", 'the request body {"configuration": {...}} from a file or stdin')
       .addOption(new Option("--type <type>", "index type (text or image)"))
       .option("--highlights", "enable text highlights")
@@ -123,6 +172,10 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
   const worker = program.command("worker").description("the background indexer");
   worker.command("status").description("whether a worker is running").action(withGlobals(h.workerStatus));
 
-  for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) command.exitOverride();
+  for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
+    command.exitOverride();
+    const examples = EXAMPLES[commandPath(command)];
+    if (examples) command.addHelpText("after", `\nExamples:\n${examples.map((line) => `  ${line}`).join("\n")}\n`);
+  }
   return program;
 }

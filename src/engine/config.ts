@@ -63,10 +63,21 @@ const ConfigurationSchema = v.strictObject({
   model: v.optional(v.pipe(v.string(), v.minLength(1))),
 });
 
-const CreateIndexBodySchema = v.strictObject({ configuration: ConfigurationSchema });
+/**
+ * An index name (semsearch extension): usable wherever an index id is. Letters, digits, `.`, `_`
+ * and `-`, starting with a letter or digit, at most 64 characters; not `idx_…`, which ids use.
+ */
+export const INDEX_NAME = /^(?!idx_)[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+const CreateIndexBodySchema = v.strictObject({
+  /** semsearch extension: a unique name for the index. */
+  name: v.optional(v.pipe(v.string(), v.regex(INDEX_NAME, "an index name is 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit, and not idx_…"))),
+  configuration: ConfigurationSchema,
+});
 
 export type IndexConfiguration = v.InferOutput<typeof ConfigurationSchema>;
 export interface CreateIndexBody {
+  name?: string;
   configuration: IndexConfiguration;
 }
 

@@ -91,7 +91,8 @@ export class Engine {
     return (await this.getIndex(id)).status;
   }
 
-  deleteIndex(id: string): Promise<void> {
+  /** Deletes an index (by id or name); resolves to its id. */
+  deleteIndex(id: string): Promise<string> {
     return indexes.deleteIndex(this.ctx, id);
   }
 

@@ -17,7 +17,7 @@ import type { IndexInfo, IndexRecord, IndexStatusCounts, JsonObject } from "./ty
 
 /** Creates an index from a create-index request body and starts building it in the background. */
 export async function createIndex(ctx: EngineContext, body: unknown, now: Date): Promise<{ id: string }> {
-  const { configuration } = parseCreateIndexBody(body);
+  const { configuration, name } = parseCreateIndexBody(body);
   if (configuration.index_type.name === "image") {
     throw new ValidationError("UNSUPPORTED_INDEX_TYPE", 'Index type "image" needs an image embedding model, which this version does not ship yet', {
       issues: [{ path: "configuration.index_type.name", message: "image indexes are not available yet" }],
@@ -26,6 +26,7 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date):
   const model = resolveModel(configuration.model ?? DEFAULT_MODEL);
   const record: IndexRecord = {
     id: newIndexId(),
+    ...(name === undefined ? {} : { name }),
     configuration,
     model: model.id,
     dimension: model.dimension,
@@ -33,6 +34,11 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date):
   };
   const store = await ctx.store();
   await ctx.locked(async () => {
+    if (name !== undefined && ctx.project.indexes().some((index) => index.name === name)) {
+      throw new ConflictError("INDEX_NAME_TAKEN", `An index named "${name}" exists already`, {
+        hint: "Index names are unique: choose another, or delete the other index first.",
+      });
+    }
     await dropOrphanTables(ctx.project, store);
     await store.createIndexTable(indexTableName(record.id), record.dimension);
     if (highlightsEnabled(configuration)) await store.createSegmentTable(segmentTableName(record.id), record.dimension);
@@ -58,11 +64,11 @@ async function missingFieldsWarning(ctx: EngineContext, configuration: IndexConf
   return missingFieldsMessage(configuration, found, sample.length, sample.length < FIELD_SAMPLE ? sample.length : await store.countObjects());
 }
 
-/** The catalog entry of an index; NotFoundError INDEX_NOT_FOUND otherwise. */
+/** The catalog entry of an index, by id or name; NotFoundError INDEX_NOT_FOUND otherwise. */
 export function findIndex(ctx: EngineContext, id: string): IndexRecord {
-  const index = ctx.project.indexes().find((candidate) => candidate.id === id);
+  const index = ctx.project.indexes().find((candidate) => candidate.id === id || (candidate.name !== undefined && candidate.name === id));
   if (!index) {
-    const known = ctx.project.indexes().map((candidate) => candidate.id);
+    const known = ctx.project.indexes().map((candidate) => candidate.name ?? candidate.id);
     throw new NotFoundError("INDEX_NOT_FOUND", `Index "${id}" not found`, {
       hint: known.length ? `Known indexes: ${known.join(", ")}` : "This project has no indexes yet: `semsearch index create`.",
     });
@@ -84,8 +90,8 @@ export async function listIndexes(ctx: EngineContext): Promise<IndexInfo[]> {
   return Promise.all(ctx.project.indexes().map((index) => describeIndex(ctx, index)));
 }
 
-export async function deleteIndex(ctx: EngineContext, id: string): Promise<void> {
-  findIndex(ctx, id);
+export async function deleteIndex(ctx: EngineContext, idOrName: string): Promise<string> {
+  const { id } = findIndex(ctx, idOrName);
   const store = await ctx.store();
   await ctx.locked(async () => {
     ctx.project.saveIndexes(ctx.project.indexes().filter((index) => index.id !== id));
@@ -95,6 +101,7 @@ export async function deleteIndex(ctx: EngineContext, id: string): Promise<void>
     ctx.project.removeProgress(id);
     await dropOrphanTables(ctx.project, store);
   });
+  return id;
 }
 
 /** Progress of a build, for `--wait`. */
@@ -192,8 +199,8 @@ export interface BuildReport {
   missingFields?: string;
 }
 
-export async function buildReport(ctx: EngineContext, id: string, first = 5): Promise<BuildReport> {
-  const index = findIndex(ctx, id);
+export async function buildReport(ctx: EngineContext, idOrName: string, first = 5): Promise<BuildReport> {
+  const index = findIndex(ctx, idOrName);
   const errors = Object.entries(ctx.project.progress(index.id).errors).sort(([, a], [, b]) => a.seq - b.seq);
   const store = await ctx.store();
   const withoutText = await store.countRows(indexTableName(index.id), "text = ''");

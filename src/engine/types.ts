@@ -11,6 +11,8 @@ export type JsonObject = { [key: string]: unknown };
 export interface IndexRecord {
   /** `idx_<opaque>` */
   id: string;
+  /** A unique name given at creation, usable wherever the id is. */
+  name?: string;
   configuration: IndexConfiguration;
   /** Embedding model id, e.g. `use-lite-512`. */
   model: string;

@@ -95,3 +95,30 @@ describe("waits that cannot end on their own", () => {
     expect((await cliJson(project, ["index", "status", id, "--wait"])).status.READY).toBe(40);
   });
 });
+
+describe("index names", () => {
+  it("a unique name given at create works wherever an id does", async () => {
+    const project = tempProject();
+    await cliJson(project, ["objects", "add", "-"], { input: forty });
+    const created = await runCli(["--project", project, "index", "create", "--name", "papers", "--searchable", "title,body", "--wait"]);
+    expect(created.exitCode, created.stderr).toBe(0);
+    const id = created.stdout.trim();
+    expect(id).toMatch(/^idx_\w+$/);
+    expect((await cliJson(project, ["index", "get", "papers"])).id).toBe(id);
+    expect((await cliJson(project, ["index", "status", "papers"])).status.READY).toBe(40);
+    const byName = await cliJson(project, ["search", "papers", "tidal energy", "--limit", "5"]);
+    const byId = await cliJson(project, ["search", id, "tidal energy", "--limit", "5"]);
+    expect(byName).toEqual(byId);
+    const list = await runCli(["--project", project, "index", "list"]);
+    expect(list.stdout).toMatch(/papers/);
+    const taken = await runCli(["--project", project, "--json", "index", "create", "--name", "papers"]);
+    expect(taken.exitCode).toBe(5);
+    expect(JSON.parse(taken.stderr).errors[0].code).toBe("INDEX_NAME_TAKEN");
+    for (const bad of ["idx_papers", "-x", "a b", "x".repeat(65)]) {
+      const invalid = await runCli(["--project", project, "--json", "index", "create", "--name", bad]);
+      expect(invalid.exitCode, bad).toBe(4);
+    }
+    expect(await cliJson(project, ["index", "delete", "papers"])).toEqual({ deleted: id });
+    expect((await runCli(["--project", project, "search", "papers", "q"])).exitCode).toBe(3);
+  });
+});

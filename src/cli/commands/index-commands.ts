@@ -1,7 +1,7 @@
 /** `semsearch index create | list | get | status | delete`. */
 import type { IndexInfo } from "../../engine/index.js";
 import { checkNoMix, indexBodyFromFlags, type IndexCreateFlags } from "../index-body.js";
-import { parseJsonText } from "../../engine/index.js";
+import { parseJsonText, UsageError } from "../../engine/index.js";
 import { withEngine, readInput, type GlobalOptions } from "../options.js";
 import { printResult } from "../output.js";
 import { waitForBuild, type WaitFlags } from "../wait.js";
@@ -9,6 +9,17 @@ import { renderIndexTable } from "../render/table.js";
 
 export interface IndexCreateOptions extends GlobalOptions, IndexCreateFlags, WaitFlags {
   config?: string;
+  name?: string;
+}
+
+/** The body with `--name` added: it names the index whether the configuration comes from flags or --config. */
+function withName(body: unknown, name: string | undefined): unknown {
+  if (name === undefined) return body;
+  if (typeof body === "object" && body !== null && !Array.isArray(body)) {
+    if (Object.hasOwn(body, "name")) throw new UsageError("CONFLICTING_OPTIONS", "The --config body has a name already: give the name there or with --name, not both");
+    return { name, ...body };
+  }
+  return body;
 }
 
 export async function indexCreate(options: IndexCreateOptions): Promise<void> {
@@ -21,7 +32,7 @@ export async function indexCreate(options: IndexCreateOptions): Promise<void> {
     body = indexBodyFromFlags(options);
   }
   await withEngine(options, async (engine) => {
-    const { id } = await engine.createIndex(body);
+    const { id } = await engine.createIndex(withName(body, options.name));
     if (options.wait) await waitForBuild(engine, id, options);
     printResult(options, { id }, () => `${id}\n`);
   });
@@ -38,6 +49,7 @@ function describe(index: IndexInfo): string {
   const { status } = index;
   return [
     `id:        ${index.id}`,
+    ...(index.name ? [`name:      ${index.name}`] : []),
     `type:      ${index.configuration.index_type.name} (${index.configuration.index_type.neural_only ? "neural only" : "hybrid"})`,
     `model:     ${index.model} (${index.dimension}-d)`,
     `state:     ${index.state}`,
@@ -65,7 +77,7 @@ export async function indexStatus(id: string, options: GlobalOptions & WaitFlags
 
 export async function indexDelete(id: string, options: GlobalOptions): Promise<void> {
   await withEngine(options, async (engine) => {
-    await engine.deleteIndex(id);
-    printResult(options, { deleted: id }, () => `Deleted index ${id}.\n`);
+    const deleted = await engine.deleteIndex(id);
+    printResult(options, { deleted }, () => `Deleted index ${deleted}${deleted === id ? "" : ` (${id})`}.\n`);
   });
 }

@@ -112,11 +112,13 @@ export function pageFooter(page: SearchPage, width = terminalWidth()): string {
 
 export function renderIndexTable(indexes: IndexInfo[]): string {
   if (indexes.length === 0) return "No indexes. Create one with `semsearch index create`.\n";
-  const table = newTable(["id", "type", "search", "model", "state", "ready", "created"]);
+  const named = indexes.some((index) => index.name !== undefined);
+  const table = newTable(["id", ...(named ? ["name"] : []), "type", "search", "model", "state", "ready", "created"]);
   for (const index of indexes) {
     const total = Object.values(index.status).reduce((a, b) => a + b, 0);
     table.push([
       index.id,
+      ...(named ? [index.name ?? ""] : []),
       index.configuration.index_type.name,
       index.configuration.index_type.neural_only ? "neural" : "hybrid",
       index.model,

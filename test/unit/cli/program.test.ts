@@ -71,3 +71,28 @@ describe("command line contract", () => {
     await expect(parse(argv)).rejects.toMatchObject({ name: "CommanderError" });
   });
 });
+
+describe("help", () => {
+  const all = (command: Command): Command[] => [command, ...command.commands.flatMap(all)];
+  const helpOf = (command: Command) => {
+    let text = "";
+    command.configureOutput({ writeOut: (s) => (text += s), writeErr: (s) => (text += s) });
+    command.outputHelp();
+    return text;
+  };
+
+  it("every command's --help ends with examples and lists the global flags", () => {
+    const commands = all(createProgram());
+    expect(commands.length).toBeGreaterThan(12);
+    for (const command of commands) {
+      const help = helpOf(command);
+      expect(help, command.name()).toMatch(/\nExamples:\n {2}semsearch /);
+      if (command.parent) expect(help, command.name()).toMatch(/Global Options:[\s\S]*--project <dir>[\s\S]*--json/);
+    }
+  });
+
+  it("says what index create prints, as it prints it", () => {
+    const create = all(createProgram()).find((command) => command.name() === "create" && command.parent?.name() === "index") as Command;
+    expect(helpOf(create).replace(/\s+/g, " ")).toContain('prints its id at once ({"id":"idx_…"} with --json)');
+  });
+});
