@@ -31,4 +31,9 @@ describe("embeddableText", () => {
     expect(cut.length).toBeLessThanOrEqual(MAX_EMBED_CHARS);
     expect(cut.endsWith("word")).toBe(true);
   });
+  it("cuts text without a space in its first half of the limit exactly at the limit", () => {
+    expect(embeddableText("x".repeat(5000))).toBe("x".repeat(MAX_EMBED_CHARS));
+    const early = `ab ${"y".repeat(4000)}`; // the only space is near the start: cutting there would drop almost everything
+    expect(embeddableText(early)).toBe(early.slice(0, MAX_EMBED_CHARS));
+  });
 });

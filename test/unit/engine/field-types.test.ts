@@ -17,6 +17,8 @@ describe("readFieldValue", () => {
     ["bool", "FALSE", false],
     ["datetime", "2024-03-14T09:00:00Z", Date.UTC(2024, 2, 14, 9)],
     ["datetime", "2024-03-14", Date.UTC(2024, 2, 14)],
+    ["datetime", "2000-02-29", Date.UTC(2000, 1, 29)], // divisible by 400: a leap year
+    ["datetime", "2024-02-29T12:00:00Z", Date.UTC(2024, 1, 29, 12)],
   ] as const)("reads %s from %j", (type, value, expected) => {
     expect(readFieldValue(type, value)).toEqual({ ok: true, value: expected });
   });
@@ -35,6 +37,9 @@ describe("readFieldValue", () => {
     ["datetime", "yesterday", "RFC 3339"],
     ["datetime", 1700000000000, "RFC 3339"],
     ["datetime", "2024-02-30", "RFC 3339"],
+    ["datetime", "1900-02-29", "RFC 3339"], // divisible by 100, not by 400: not a leap year
+    ["datetime", "2100-02-29T00:00:00Z", "RFC 3339"],
+    ["datetime", "2023-02-29", "RFC 3339"],
   ] as const)("refuses %s from %j", (type, value, message) => {
     const reading = readFieldValue(type, value);
     expect(reading.ok).toBe(false);

@@ -81,7 +81,11 @@ function walk(size: number, limit: number, neural: boolean) {
   const totals: { total: number; exact: boolean }[] = [];
   let offset = 0;
   let pageLimit = limit;
-  for (let guard = 0; guard < 20_000; guard++) {
+  let pages = 0;
+  // A walk over n results must end within ceil(n / limit) pages (plus the first): more means a loop.
+  const bound = Math.ceil(ranked.length / limit) + 1;
+  for (;;) {
+    if (++pages > bound) throw new Error(`the walk did not end within ${bound} pages (size ${size}, limit ${limit}, neural ${neural})`);
     let available: number;
     let estimate;
     if (neural) {
@@ -97,18 +101,42 @@ function walk(size: number, limit: number, neural: boolean) {
     const p = paginate(offset, pageLimit, available, estimate);
     if (!p.next) break;
     expect(p.next.limit).toBeLessThanOrEqual(limit);
+    expect(p.next.limit).toBeGreaterThanOrEqual(1);
+    expect(p.next.offset).toBe(offset + pageLimit);
     offset = p.next.offset;
     pageLimit = p.next.limit;
   }
-  return { seen, totals, ranked };
+  return { seen, totals, ranked, pages };
 }
+
+describe("page counts", () => {
+  it("pages = ceil(total / limit): enough pages for every result, and no empty last page", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 1, max: 1000 }), (total, limit) => {
+        const { pages } = paginate(0, limit, total, { total, exact: true });
+        expect(pages * limit).toBeGreaterThanOrEqual(total);
+        expect(Math.max(pages - 1, 0) * limit).toBeLessThan(Math.max(total, 1));
+      }),
+      { numRuns: 500 },
+    );
+    expect(paginate(0, 10, 21, { total: 21, exact: true }).pages).toBe(3);
+    expect(paginate(0, 10, 20, { total: 20, exact: true }).pages).toBe(2);
+  });
+
+  it("the page that ends exactly at the last result has no next", () => {
+    expect(paginate(10, 10, 20, { total: 20, exact: true }).next).toBeUndefined();
+    expect(paginate(0, 20, 20, { total: 20, exact: true }).next).toBeUndefined();
+    expect(paginate(0, 10, 20, { total: 20, exact: true }).next).toEqual({ offset: 10, limit: 10 });
+  });
+});
 
 describe("paging invariant", () => {
   it("every retrievable result exactly once, no gaps; count >= total (minimum) or == total (exact)", () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 1200 }), fc.integer({ min: 1, max: 120 }), fc.boolean(), (size, limit, neural) => {
-        const { seen, totals, ranked } = walk(size, limit, neural);
+        const { seen, totals, ranked, pages } = walk(size, limit, neural);
         expect(seen).toEqual(ranked);
+        if (!neural) expect(pages).toBe(Math.max(1, Math.ceil(ranked.length / limit)));
         for (const { total, exact } of totals) {
           if (exact) expect(seen.length).toBe(total);
           else expect(seen.length).toBeGreaterThanOrEqual(total);
