@@ -69,6 +69,11 @@ describe("search", () => {
   });
 });
 
+/** Objects stored now (tests in this file add and delete their own, in any order). */
+async function storedCount(): Promise<number> {
+  return (await cliJson(project, ["objects", "list", "--limit", "1000"])).objects.length;
+}
+
 describe("indexes and objects", () => {
   it("lists and describes indexes, with per-state counts", async () => {
     const { indexes } = await cliJson(project, ["index", "list"]);
@@ -76,8 +81,8 @@ describe("indexes and objects", () => {
     const info = await cliJson(project, ["index", "get", indexId]);
     expect(info).toMatchObject({ id: indexId, model: "use-lite-512", dimension: 512, state: "READY" });
     expect(info.configuration).toEqual({ index_type: { name: "text" }, fields: { searchable: { allow: ["title", "body"] } } });
-    expect(await cliJson(project, ["index", "status", indexId])).toEqual({
-      status: { UPLOADED: 0, PROCESSING: 0, READY: sampleCount, ERROR: 0 },
+    expect(await cliJson(project, ["index", "status", indexId, "--wait"])).toEqual({
+      status: { UPLOADED: 0, PROCESSING: 0, READY: await storedCount(), ERROR: 0 },
     });
   });
 
@@ -100,14 +105,19 @@ describe("indexes and objects", () => {
     expect(after.updated_at > before.updated_at).toBe(true);
     const hits = await cliJson(project, ["search", indexId, "ukulele nylon strings", "--limit", "1"]);
     expect(hits.results[0].id).toBe("guitar");
-    expect((await cliJson(project, ["index", "status", indexId])).status.READY).toBe(sampleCount);
+    expect((await cliJson(project, ["index", "status", indexId])).status.READY).toBe(await storedCount());
   });
 
   it("deletes an object from the store and from search", async () => {
-    expect(await cliJson(project, ["objects", "delete", "coffee"])).toEqual({ deleted: "coffee" });
-    const hits = await cliJson(project, ["search", indexId, "caffeine adenosine", "--limit", "40"]);
-    expect(hits.results.map((r: { id: string }) => r.id)).not.toContain("coffee");
-    expect((await runCli(["--project", project, "objects", "get", "coffee"])).exitCode).toBe(3);
+    // an object of its own, so no other test depends on whether this one ran first
+    const doomed = JSON.stringify({ id: "zz-doomed", title: "Caffeine and adenosine", body: "Caffeine blocks adenosine receptors in the brain.", topic: "food" });
+    await cliJson(project, ["objects", "add", "-", "--wait"], { input: doomed });
+    const before = await cliJson(project, ["search", indexId, "caffeine adenosine receptors", "--limit", "40"]);
+    expect(before.results.map((r: { id: string }) => r.id)).toContain("zz-doomed");
+    expect(await cliJson(project, ["objects", "delete", "zz-doomed"])).toEqual({ deleted: "zz-doomed" });
+    const hits = await cliJson(project, ["search", indexId, "caffeine adenosine receptors", "--limit", "40"]);
+    expect(hits.results.map((r: { id: string }) => r.id)).not.toContain("zz-doomed");
+    expect((await runCli(["--project", project, "objects", "get", "zz-doomed"])).exitCode).toBe(3);
   });
 
   it("deletes an index; its id is then unknown", async () => {
