@@ -23,7 +23,9 @@ export async function recoverInterrupted(project: Project, store: LanceStore): P
   await rollBackAdd(project, store);
   const del = project.unfinishedDelete();
   if (del) {
-    await deleteEverywhere(project, store, del.ids);
+    // Objects leave the store first, so a damaged journal is completed by removing from every index
+    // the rows of objects that are no longer stored.
+    await deleteEverywhere(project, store, del.ids ?? (await rowsWithoutObjects(project, store)));
     project.endDelete();
   }
   project.removeAbandonedSpools();
@@ -48,6 +50,17 @@ export async function dropOrphanTables(project: Project, store: LanceStore): Pro
   const orphans = (await store.tableNames()).filter((name) => /^(index|segments)_idx_/.test(name) && !owned.has(name));
   for (const name of orphans) await store.dropTable(name);
   return orphans;
+}
+
+/** Ids that have rows in some index or segments table but are not stored (left by a delete that did not finish). */
+async function rowsWithoutObjects(project: Project, store: LanceStore): Promise<string[]> {
+  const stored = new Set(await store.objectIds());
+  const orphans = new Set<string>();
+  for (const index of project.indexes()) {
+    for (const id of await store.rowIds(indexTableName(index.id))) if (!stored.has(id)) orphans.add(id);
+    if (highlightsEnabled(index.configuration)) for (const id of await store.segmentObjectIds(segmentTableName(index.id))) if (!stored.has(id)) orphans.add(id);
+  }
+  return [...orphans];
 }
 
 /** Removes objects from the object table, every index table and every segments table, and forgets their errors. */

@@ -5,7 +5,8 @@
  * (`/proc/<pid>/stat`, field 22). Where /proc is missing (macOS, Windows) only the pid is compared.
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
+import path from "node:path";
 
 export interface Owner {
   pid: number;
@@ -63,6 +64,15 @@ export function currentOwner(): Owner {
   return self;
 }
 
+/** Whether a process runs Node.js (its executable's name says so); true where /proc cannot tell. */
+function runsNode(pid: number): boolean {
+  try {
+    return /node/i.test(path.basename(readlinkSync(`/proc/${pid}/exe`)));
+  } catch {
+    return true;
+  }
+}
+
 /** When a process started (ms since the epoch), from /proc; null where that cannot be read. */
 export function processStartedAt(pid: number): number | null {
   const ticks = Number(procStat(pid)?.[19]);
@@ -79,6 +89,8 @@ export function processStartedAt(pid: number): number | null {
 export function ownerAlive(owner: Owner, writtenAt?: number): boolean {
   if (!processAlive(owner.pid)) return false;
   if (owner.start === undefined) {
+    // Only a Node.js process (semsearch) can hold a semsearch lock: not init, not a shell.
+    if (!runsNode(owner.pid)) return false;
     const startedAt = writtenAt === undefined ? null : processStartedAt(owner.pid);
     return startedAt === null || startedAt <= (writtenAt as number) + 2000; // the boot time is read to the second
   }

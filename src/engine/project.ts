@@ -205,12 +205,14 @@ export class Project {
     removeState(this.deleteJournal);
   }
 
-  /** The ids of a delete that started and has not finished, if any. */
-  unfinishedDelete(): DeleteJournal | null {
+  /**
+   * The ids of a delete that started and has not finished, if any. A damaged journal still says a
+   * delete was under way: `ids` is then null, and the caller reconciles every index with the store.
+   */
+  unfinishedDelete(): (Omit<DeleteJournal, "ids"> & { ids: string[] | null }) | null {
     const read = readState(this.deleteJournal, DeleteJournalSchema);
     if (read.ok) return read.value;
-    if (read.missing) return null;
-    throw damaged(this.deleteJournal, read.reason, "A delete was interrupted and its journal cannot be read. Remove the file, then delete the objects again.");
+    return read.missing ? null : { pid: 0, ids: null };
   }
 
   /** Whether the owner of a journal is still at work (a damaged journal's owner is unknown: not at work). */

@@ -517,6 +517,20 @@ export class LanceStore {
     return rows.map((row) => ({ id: String(row.id), score: 1 - Number(row._distance) }));
   }
 
+  /** Every stored object's id (loads the whole column). */
+  async objectIds(): Promise<string[]> {
+    const table = await this.objectsTable();
+    if (!table) return [];
+    return (await this.wrap("reading object ids", () => table.query().select(["id"]).toArray())).map((row) => String(row.id));
+  }
+
+  /** The distinct objects a segments table has rows for (loads the whole column). */
+  async segmentObjectIds(name: string): Promise<string[]> {
+    const table = await this.table(name);
+    const rows = await this.wrap(`reading ${name}`, () => table.query().select(["object_id"]).toArray());
+    return [...new Set(rows.map((row) => String(row.object_id)))];
+  }
+
   /** Every row's id, duplicates kept (for checks and tests; loads the whole column). */
   async rowIds(name: string): Promise<string[]> {
     const table = await this.table(name);

@@ -4,7 +4,7 @@
  * left half-done is finished before anything else reads the project.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
@@ -98,6 +98,22 @@ describe("a delete that dies half-way", () => {
     const reopened = await next.store();
     expect(await reopened.rowIds(indexTableName(index.id))).toEqual([]);
     expect(await reopened.countObjects()).toBe(4);
+    await next.close();
+  });
+
+  it("with its journal damaged, is completed from the store: rows of objects no longer stored are removed", async () => {
+    const { dir, ctx, store } = await projectWith(5);
+    const vector = new Float32Array(512).fill(0.1);
+    await store.upsertIndexRows(indexTableName(index.id), ["o1", "o3"].map((id, i) => ({ id, seq: i + 2, text: "x", vector })));
+    await store.deleteObjects(["o3"]); // o3's delete got as far as the store; o1 is untouched
+    writeFileSync(path.join(dir, "delete.journal"), '{"pid": 12, "ids": ["o');
+    await ctx.close();
+
+    const next = new EngineContext(new Project(dir));
+    const reopened = await next.store();
+    expect(await reopened.rowIds(indexTableName(index.id))).toEqual(["o1"]);
+    expect(await reopened.countObjects()).toBe(4);
+    expect(existsSync(path.join(dir, "delete.journal"))).toBe(false);
     await next.close();
   });
 });
