@@ -35,9 +35,8 @@ export async function recoverInterrupted(project: Project, store: LanceStore): P
 export async function rollBackAdd(project: Project, store: LanceStore): Promise<void> {
   const add = project.unfinishedAdd();
   if (!add) return;
-  // A damaged journal still tells when the add began: the table's last version before that is the one to restore.
-  const version = add.objectsVersion ?? (await store.objectsVersionBefore(project.addJournalTime() ?? Date.now()));
-  await store.restoreObjects(version);
+  if (add.objectsVersion === null) throw project.damagedAddJournal();
+  await store.restoreObjects(add.objectsVersion);
   project.endAdd();
 }
 

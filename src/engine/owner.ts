@@ -5,8 +5,7 @@
  * (`/proc/<pid>/stat`, field 22). Where /proc is missing (macOS, Windows) only the pid is compared.
  */
 import { createHash } from "node:crypto";
-import { readFileSync, readlinkSync } from "node:fs";
-import path from "node:path";
+import { readFileSync } from "node:fs";
 
 export interface Owner {
   pid: number;
@@ -64,13 +63,10 @@ export function currentOwner(): Owner {
   return self;
 }
 
-/** Whether a process runs Node.js (its executable's name says so); true where /proc cannot tell. */
+/** Whether a process runs Node.js (its command name, readable for every process, says so); true where /proc cannot tell. */
 function runsNode(pid: number): boolean {
-  try {
-    return /node/i.test(path.basename(readlinkSync(`/proc/${pid}/exe`)));
-  } catch {
-    return true;
-  }
+  const name = readText(`/proc/${pid}/comm`);
+  return name === null || /node/i.test(name);
 }
 
 /** When a process started (ms since the epoch), from /proc; null where that cannot be read. */

@@ -178,8 +178,7 @@ export class Project {
 
   /**
    * The journal of an add that started and has not finished, if any. A damaged journal still says
-   * that an add was under way: `objectsVersion` is then null, and the caller finds the version from
-   * the journal's time (`journalTime`).
+   * that an add was under way: `objectsVersion` is then null (see damagedAddJournal).
    */
   unfinishedAdd(): (Omit<AddJournal, "objectsVersion"> & { objectsVersion: number | null }) | null {
     const read = readState(this.addJournal, AddJournalSchema);
@@ -187,13 +186,18 @@ export class Project {
     return read.missing ? null : { pid: 0, objectsVersion: null };
   }
 
-  /** When the add journal was written (ms since the epoch), or null without one. */
-  addJournalTime(): number | null {
+  /**
+   * The error for an add journal that cannot be read. Its version cannot be guessed safely (a wrong
+   * guess would roll back committed adds), so a person decides: the message says when the add began.
+   */
+  damagedAddJournal(): EnvironmentError {
+    let began = "";
     try {
-      return statSync(this.addJournal).mtimeMs;
+      began = ` It began at ${new Date(statSync(this.addJournal).mtimeMs).toISOString()}.`;
     } catch {
-      return null;
+      // gone meanwhile
     }
+    return damaged(this.addJournal, "an objects add was interrupted and its journal cannot be read, so semsearch cannot tell which version of the object store to restore", `Remove ${this.addJournal} to keep the objects as they are now (the interrupted add may have written some of its objects), then add that input again.${began}`);
   }
 
   /** Records (write lock held) that objects are being deleted; an interrupted delete is completed from it. */

@@ -82,6 +82,9 @@ export interface Consistency {
  */
 export async function checkProject(project: string): Promise<Consistency> {
   const problems: string[] = [];
+  // A command that opens the store first: it finishes any interrupted write before ids are read here.
+  const opened = await cli(["--project", project, "--json", "objects", "list", "--limit", "1"]);
+  if (opened.code !== 0) problems.push(`objects list exited ${opened.code ?? opened.signal}: ${opened.stderr.trim().slice(0, 300)}`);
   const ids = await storedIds(project);
   if (new Set(ids).size !== ids.length) problems.push(`duplicate object ids (${ids.length} rows, ${new Set(ids).size} ids)`);
   const list = await cli(["--project", project, "--json", "index", "list"]);

@@ -230,16 +230,6 @@ export class LanceStore {
     return table ? this.wrap("reading the object table's version", () => table.version()) : 0;
   }
 
-  /** The last version of the object table committed at or before `timeMs` (0 when none: the table was empty then). */
-  async objectsVersionBefore(timeMs: number): Promise<number> {
-    const table = await this.objectsTable();
-    if (!table) return 0;
-    const versions = await this.wrap("listing the object table's versions", () => table.listVersions());
-    let best = 0;
-    for (const { version, timestamp } of versions) if (new Date(timestamp).getTime() <= timeMs && version > best) best = version;
-    return best;
-  }
-
   /** The highest sequence number in the object table (0 when it is empty). */
   async maxSeq(): Promise<number> {
     const table = await this.objectsTable();

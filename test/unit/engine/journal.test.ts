@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -62,6 +62,18 @@ describe("an add interrupted mid-way is rolled back", () => {
       expect(await store.countObjects()).toBe(0);
     });
     await ctx.close();
+  });
+
+  it("a damaged journal is reported (exit 6) rather than guessed at, and removing it lets the project open as it is", async () => {
+    const { dir, ctx } = await projectWithThree();
+    await abandonAdd(dir, ctx);
+    writeFileSync(path.join(dir, "add.journal"), '{"pid": 1, "objectsVers');
+    await ctx.close();
+    const next = new EngineContext(new Project(dir));
+    await expect(next.store()).rejects.toMatchObject({ code: "CORRUPT_PROJECT", exitCode: 6, message: expect.stringContaining("add.journal") });
+    rmSync(path.join(dir, "add.journal"));
+    expect(await (await next.store()).countObjects()).toBe(4);
+    await next.close();
   });
 
   it("a live writer's journal is left alone by readers", async () => {

@@ -70,6 +70,8 @@ describe("file locks", () => {
     const hourAgo = new Date(Date.now() - 3_600_000);
     utimesSync(file, hourAgo, hourAgo);
     expect(lockHolder(file)).toBeNull(); // this process did not exist an hour ago
+    writeFileSync(file, "1\n"); // pid 1 is alive and older than the lock, but it is not Node.js: not a semsearch process
+    expect(lockHolder(file)).toBeNull();
     const release = tryLock(file);
     expect(release).not.toBeNull();
     release?.();
