@@ -6,6 +6,7 @@
 import path from "node:path";
 import { EngineContext } from "./context.js";
 import { listModels as registryModels } from "./embedding/registry.js";
+import * as build from "./build.js";
 import * as indexes from "./indexes.js";
 import { resumeWorker, workerPid } from "./indexing/spawn.js";
 import * as objects from "./objects/service.js";
@@ -19,7 +20,7 @@ export * from "./errors.js";
 export type * from "./types.js";
 export type { SearchParams } from "./search/request.js";
 export type { ObjectsInput, AddObjectsOptions, AddObjectsResult, AddProgress } from "./objects/service.js";
-export type { BuildProgress, BuildReport, WaitOptions } from "./indexes.js";
+export type { BuildProgress, BuildReport, WaitOptions } from "./build.js";
 export type { CreateIndexBody, IndexConfiguration, FieldType } from "./config.js";
 export { FIELD_TYPES, INDEX_TYPES } from "./config.js";
 export { DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULTS, VECTOR_CANDIDATES } from "./search/limits.js";
@@ -100,13 +101,13 @@ export class Engine {
    * Resolves when the index has nothing UPLOADED or PROCESSING. ConflictError (exit 5) after
    * `timeoutMs`, or when nothing moves for `stallMs` (default 10 minutes).
    */
-  waitForIndex(id: string, options: indexes.WaitOptions = {}): Promise<IndexInfo> {
-    return indexes.waitForIndex(this.ctx, id, options);
+  waitForIndex(id: string, options: build.WaitOptions = {}): Promise<IndexInfo> {
+    return build.waitForIndex(this.ctx, id, options);
   }
 
   /** After a build: objects that failed (count and the first reasons) and objects without searchable text. */
-  buildReport(id: string): Promise<indexes.BuildReport> {
-    return indexes.buildReport(this.ctx, id);
+  buildReport(id: string): Promise<build.BuildReport> {
+    return build.buildReport(this.ctx, id);
   }
 
   /** Stores objects (all or nothing) and starts indexing them in the background. */

@@ -15,85 +15,28 @@
  */
 import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
-import * as v from "valibot";
 import { parseCreateIndexBody } from "./config.js";
 import { EnvironmentError, fsError } from "./errors.js";
 import { withLock } from "./lock.js";
+import {
+  AddJournalSchema,
+  CatalogSchema,
+  DeleteJournalSchema,
+  emptyProgress,
+  ProgressSchema,
+  Seq,
+  WorkerStateSchema,
+  type AddJournal,
+  type DeleteJournal,
+  type IndexProgress,
+  type WorkerState,
+} from "./project-state.js";
 import { ownerAlive, ownerTag, tagAlive, type Owner } from "./owner.js";
 import { damaged, readState, removeState, writeState } from "./state-files.js";
 import type { IndexRecord } from "./types.js";
 
-export interface IndexProgress {
-  /** Every object with seq <= indexedSeq is in the index table (or in `errors`). */
-  indexedSeq: number;
-  /** Every object with seq <= optimizedSeq is also covered by the built full-text/vector indexes. */
-  optimizedSeq: number;
-  /** Highest seq of the batch being embedded right now, or null. */
-  processingSeq: number | null;
-  /** Objects that could not be indexed, with the reason; a prototype-free record (ids are user text). */
-  errors: Record<string, { seq: number; message: string }>;
-}
-
-/** A fresh progress record: nothing indexed. */
-export function emptyProgress(): IndexProgress {
-  return { indexedSeq: 0, optimizedSeq: 0, processingSeq: null, errors: Object.create(null) as IndexProgress["errors"] };
-}
-
-/** What the background worker is doing, for `worker status`. */
-export interface WorkerState {
-  pid: number;
-  /** `indexing` (embedding and writing a batch), `optimizing` (refreshing built indexes), `idle` (waiting for work before exiting) */
-  phase: "indexing" | "optimizing" | "idle";
-  /** the index being worked on */
-  index: string | null;
-  /** objects this worker has indexed since it started, and how many are still pending in the current index */
-  indexed: number;
-  pending: number;
-  /** objects per second since the worker started */
-  rate: number;
-  started_at: string;
-  updated_at: string;
-}
-
-/** The journal of an add in progress: who writes, and the object table's version to roll back to. */
-export interface AddJournal extends Owner {
-  objectsVersion: number;
-}
-
-/** The journal of a delete in progress: who deletes, and the ids to remove everywhere. */
-export interface DeleteJournal extends Owner {
-  ids: string[];
-}
-
-const Seq = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
-const OwnerEntries = { pid: v.pipe(v.number(), v.safeInteger(), v.minValue(1)), start: v.optional(v.string()) };
-const AddJournalSchema = v.object({ ...OwnerEntries, objectsVersion: Seq });
-const DeleteJournalSchema = v.object({ ...OwnerEntries, ids: v.array(v.string()) });
-const ProgressSchema = v.object({
-  indexedSeq: Seq,
-  optimizedSeq: Seq,
-  processingSeq: v.nullable(Seq),
-  errors: v.record(v.string(), v.object({ seq: Seq, message: v.string() })),
-});
-const IndexRecordSchema = v.object({
-  id: v.pipe(v.string(), v.regex(/^idx_[a-z0-9]+$/)),
-  name: v.optional(v.string()),
-  configuration: v.unknown(),
-  model: v.string(),
-  dimension: v.pipe(v.number(), v.safeInteger(), v.minValue(1)),
-  created_at: v.string(),
-});
-const CatalogSchema = v.object({ version: v.literal(1), indexes: v.array(IndexRecordSchema) });
-const WorkerStateSchema = v.object({
-  pid: v.number(),
-  phase: v.picklist(["indexing", "optimizing", "idle"]),
-  index: v.nullable(v.string()),
-  indexed: v.number(),
-  pending: v.number(),
-  rate: v.number(),
-  started_at: v.string(),
-  updated_at: v.string(),
-});
+export { emptyProgress } from "./project-state.js";
+export type { AddJournal, DeleteJournal, IndexProgress, WorkerState } from "./project-state.js";
 
 /** Default project directory, relative to the working directory. */
 export const DEFAULT_PROJECT_DIR = ".semsearch";

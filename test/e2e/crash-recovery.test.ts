@@ -135,3 +135,17 @@ describe("lost or damaged small state files", () => {
     expect(state.ids).toHaveLength(6);
   });
 });
+
+describe("a failure after an add has committed", () => {
+  it("compaction failing (a full disk, say) is a warning: the add succeeded and its objects are there", async () => {
+    const project = tempProject();
+    const many = Array.from({ length: 20_000 }, (_, i) => JSON.stringify({ id: `m${i}` })).join("\n");
+    const result = await runCli(["--project", project, "--json", "objects", "add", "-"], { input: many, env: { SEMSEARCH_FAILPOINT: "add:compact:throw" } });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).count).toBe(20_000);
+    expect(JSON.parse(result.stderr)).toEqual({ warnings: [{ code: "COMPACTION_FAILED", message: expect.stringContaining("The objects were added, but compacting the object table failed") }] });
+    const store = await openStore(project);
+    expect(await store.countObjects()).toBe(20_000);
+    store.close();
+  });
+});

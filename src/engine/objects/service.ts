@@ -136,6 +136,7 @@ export async function addObjects(
       // compacting is an optimisation, so its failure (a full disk, say) is a warning, not a failed add.
       if (read >= COMPACT_AFTER) {
         try {
+          failpoint("add:compact");
           await store.optimizeObjects();
         } catch (error) {
           const message = `The objects were added, but compacting the object table failed: ${describe(error)}. The worker compacts it later.`;

@@ -1,0 +1,118 @@
+/** Waiting for an index to be built (`--wait`), and what a finished build reports. */
+import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { EngineContext } from "./context.js";
+import { ConflictError, EnvironmentError, InternalError } from "./errors.js";
+import { describeIndex, findIndex, missingFieldsWarning } from "./indexes.js";
+import { ensureWorker, workerPid } from "./indexing/spawn.js";
+import { indexTableName } from "./project.js";
+import { indexedObjectCount } from "./status.js";
+import type { IndexInfo } from "./types.js";
+
+/** Progress of a build, for `--wait`. */
+export interface BuildProgress {
+  indexId: string;
+  done: number;
+  total: number;
+}
+
+export interface WaitOptions {
+  /** called after each poll */
+  onProgress?: (progress: BuildProgress) => void;
+  /** give up (ConflictError WAIT_TIMEOUT, exit 5) after this long; default: no limit while the build progresses */
+  timeoutMs?: number;
+  /** give up (ConflictError WAIT_STALLED) when neither the build nor the worker's heartbeat moves for this long (default 10 minutes) */
+  stallMs?: number;
+  pollMs?: number;
+}
+
+/** The last failure the worker logged (`worker failed [<class> <code>]: <message>`), if any. */
+function lastWorkerFailure(ctx: EngineContext): { name: string; code: string; message: string } | null {
+  let text: string;
+  try {
+    text = readFileSync(ctx.project.workerLog, "utf8").slice(-20_000);
+  } catch {
+    return null;
+  }
+  const matches = [...text.matchAll(/worker failed \[(\w+) (\w+)\]: (.*)/g)];
+  const last = matches.at(-1);
+  return last ? { name: last[1] as string, code: last[2] as string, message: last[3] as string } : null;
+}
+
+function seconds(ms: number): string {
+  return ms >= 120_000 ? `${Math.round(ms / 60_000)} minutes` : `${Math.round(ms / 1000)} s`;
+}
+
+/**
+ * Waits until an index has no UPLOADED or PROCESSING objects, restarting the worker if it died.
+ * Every wait ends: built; after `timeoutMs`; when nothing (progress or the worker's heartbeat) moves
+ * for `stallMs`; or when the worker keeps dying without progress (with the reason it logged).
+ */
+export async function waitForIndex(ctx: EngineContext, id: string, options: WaitOptions = {}): Promise<IndexInfo> {
+  const { onProgress = () => {}, timeoutMs, stallMs = 10 * 60_000, pollMs = 200 } = options;
+  const started = Date.now();
+  let restarts = 0;
+  let lastDone = -1;
+  let lastStart = 0;
+  let lastChange = Date.now();
+  let lastKey = "";
+  while (true) {
+    const index = findIndex(ctx, id);
+    const info = await describeIndex(ctx, index);
+    const total = info.status.READY + info.status.ERROR + info.status.UPLOADED + info.status.PROCESSING;
+    const done = Math.min(total, await indexedObjectCount(ctx, index));
+    onProgress({ indexId: id, done, total });
+    if (info.state === "READY") return info;
+    if (done > lastDone) restarts = 0;
+    lastDone = done;
+    const key = `${done}|${info.status.ERROR}|${info.status.READY}|${ctx.project.workerState()?.updated_at ?? ""}`;
+    if (key !== lastKey) [lastKey, lastChange] = [key, Date.now()];
+    const state = `${done.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} objects indexed`;
+    if (timeoutMs !== undefined && Date.now() - started > timeoutMs) {
+      throw new ConflictError("WAIT_TIMEOUT", `Index ${id} is not built after ${seconds(timeoutMs)} (${state})`, {
+        hint: `It goes on building in the background: \`semsearch index status ${id}\`.`,
+      });
+    }
+    if (Date.now() - lastChange > stallMs) {
+      const pid = workerPid(ctx.project);
+      throw new ConflictError("WAIT_STALLED", `Index ${id} made no progress for ${seconds(stallMs)} (${state}); the background worker ${pid === null ? "is not running" : `(pid ${pid}) does not respond`}`, {
+        hint: `See ${ctx.project.workerLog}. ${pid === null ? "" : `Stopping it (kill ${pid}) lets the next command start a new one.`}`.trim(),
+      });
+    }
+    // A worker takes a moment to start and take its lock: respawn only one that has had time to.
+    if (workerPid(ctx.project) === null && Date.now() - lastStart > 3000) {
+      lastStart = Date.now();
+      if (++restarts > 5) {
+        const failure = lastWorkerFailure(ctx);
+        const message = `The background worker keeps stopping without progress${failure ? `: ${failure.message}` : ""}`;
+        const hint = `See ${ctx.project.workerLog}.`;
+        if (failure?.name === "EnvironmentError") throw new EnvironmentError(failure.code, message, { hint });
+        throw new InternalError("WORKER_FAILED", message, { hint });
+      }
+      ensureWorker(ctx.project);
+    }
+    await sleep(pollMs);
+  }
+}
+
+/** What `--wait` reports when a build is over: objects that failed (the first few reasons) and objects with no searchable text. */
+export interface BuildReport {
+  errors: { count: number; first: { id: string; message: string }[] };
+  /** objects indexed whose searchable text is empty (only their vector of "" represents them) */
+  withoutText: number;
+  /** when some objects have no searchable text: fields of the configuration that no sampled object has */
+  missingFields?: string;
+}
+
+export async function buildReport(ctx: EngineContext, idOrName: string, first = 5): Promise<BuildReport> {
+  const index = findIndex(ctx, idOrName);
+  const errors = Object.entries(ctx.project.progress(index.id).errors).sort(([, a], [, b]) => a.seq - b.seq);
+  const store = await ctx.store();
+  const withoutText = await store.countRows(indexTableName(index.id), "text = ''");
+  const missing = withoutText > 0 ? await missingFieldsWarning(ctx, index.configuration) : null;
+  return {
+    errors: { count: errors.length, first: errors.slice(0, first).map(([objectId, error]) => ({ id: objectId, message: error.message })) },
+    withoutText,
+    ...(missing ? { missingFields: missing } : {}),
+  };
+}
