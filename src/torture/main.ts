@@ -129,8 +129,9 @@ async function hostileRequests(): Promise<void> {
   const filters: [string, string, number[]][] = [
     ["700 ORs", ors(700), [0, 4]],
     ["5,000 ORs", ors(5000), [0, 4]],
-    ["64 parentheses", `${"(".repeat(64)}n:1${")".repeat(64)}`, [0, 4]],
-    ["65 parentheses", `${"(".repeat(65)}n:1${")".repeat(65)}`, [4]],
+    ["10 parentheses", `${"(".repeat(10)}n:1${")".repeat(10)}`, [0]],
+    ["11 parentheses", `${"(".repeat(11)}n:1${")".repeat(11)}`, [4]],
+    ["24 nested NOTs", `${"NOT ".repeat(24)}n:1`, [4]],
     ["SQL in a value", `n:"1' OR '1'='1"`, [4]],
     ["quotes and backslashes", `title:"a\\"b\\\\c'd"`, [0]],
     ["unicode and RTL marks", `title:"\u202eevil\u200f😀"`, [0]],

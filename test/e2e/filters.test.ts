@@ -191,7 +191,10 @@ describe("values that cannot be read as the declared type", () => {
       { id: "good", title: "Fine lamp", description: "a lamp", category: "misc", price: 5, rating: 2, in_stock: false, released: "2020-01-01" },
     ];
     await cliJson(project, ["objects", "add", "-"], { input: bad.map((o) => JSON.stringify(o)).join("\n") });
-    const status = await cliJson(project, ["index", "status", typed, "--wait"]);
+    // --wait prints the counts and exits 7: objects could not be indexed
+    const waited = await runCli(["--project", project, "--json", "index", "status", typed, "--wait"]);
+    expect(waited.exitCode, waited.stderr).toBe(7);
+    const status = JSON.parse(waited.stdout);
     expect(status.status).toMatchObject({ ERROR: 2, READY: products.length + 1, UPLOADED: 0, PROCESSING: 0 });
     const info = await cliJson(project, ["objects", "get", "bad-price"]);
     const state = info.status.indexes.find((i: { id: string }) => i.id === typed);

@@ -16,6 +16,7 @@
  * their bound, `{`/`}` exclude it. Conditions must be joined by AND or OR.
  */
 import { ValidationError } from "../errors.js";
+import { MAX_FILTER_CONDITIONS } from "./limits.js";
 
 export interface FieldRef {
   path: string;
@@ -51,8 +52,12 @@ export type FilterNode =
 
 /** Longest filter text accepted, in characters. */
 export const MAX_FILTER_LENGTH = 100_000;
-/** Deepest nesting of parentheses and NOTs. */
-export const MAX_FILTER_DEPTH = 64;
+/**
+ * Deepest nesting of parentheses and NOTs. LanceDB's SQL parser takes clauses nested about 23
+ * levels deep, and a level of the filter can take two of them (an OR and the AND inside it): the
+ * costliest filters within this and MAX_FILTER_CONDITIONS need 35 of the 40 that search/filters.ts allows.
+ */
+export const MAX_FILTER_DEPTH = 10;
 
 const FIELD = /[\p{L}\p{N}_]+(?:\.[\p{L}\p{N}_]+)*/uy;
 /** Characters that end a bare value. */
@@ -69,6 +74,10 @@ export function filterError(column: number, message: string, hint?: string): Val
 
 class Parser {
   private pos = 0;
+  /** Conditions parsed so far. */
+  private conditions = 0;
+  /** 1-based column of the first condition over MAX_FILTER_CONDITIONS. */
+  private overLimit = 0;
 
   constructor(private readonly src: string) {}
 
@@ -104,6 +113,10 @@ class Parser {
       if (this.src[this.pos] === ")") this.fail('unmatched ")"');
       this.fail(`expected AND, OR or the end of the filter, found ${this.found()}`, this.pos, "Join conditions with AND or OR (upper case).");
     }
+    if (this.conditions > MAX_FILTER_CONDITIONS) {
+      const count = this.conditions.toLocaleString("en-US");
+      this.fail(`this filter has ${count} conditions; at most ${MAX_FILTER_CONDITIONS.toLocaleString("en-US")} are supported`, this.overLimit - 1, "Match a range (price:[10 TO 20]) rather than each value, or split the search.");
+    }
     return node;
   }
 
@@ -127,7 +140,7 @@ class Parser {
 
   private parseUnary(depth: number): FilterNode {
     this.skipSpace();
-    if (depth >= MAX_FILTER_DEPTH) this.fail(`nested deeper than ${MAX_FILTER_DEPTH} levels`);
+    if (depth > MAX_FILTER_DEPTH) this.fail(`nested deeper than ${MAX_FILTER_DEPTH} levels (parentheses and NOTs)`);
     if (this.atKeyword("NOT")) {
       this.pos += 3;
       return { kind: "not", item: this.parseUnary(depth + 1) };
@@ -149,6 +162,7 @@ class Parser {
 
   private parseCondition(): FilterCondition {
     const start = this.pos;
+    if (++this.conditions === MAX_FILTER_CONDITIONS + 1) this.overLimit = start + 1;
     if (this.atEnd()) this.fail("expected a condition (field:value), found the end of the filter");
     if (this.atKeyword("AND") || this.atKeyword("OR")) this.fail(`expected a condition (field:value) before ${this.found()}`);
     FIELD.lastIndex = this.pos;

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../../src/engine/errors.js";
 import { formatFilter, MAX_FILTER_DEPTH, parseFilter, type FilterNode } from "../../../src/engine/search/filter-syntax.js";
+import { MAX_FILTER_CONDITIONS } from "../../../src/engine/search/limits.js";
 import { validationError } from "../../helpers/errors.js";
 import { filterArb } from "../../helpers/filter-arbitraries.js";
 
@@ -105,10 +106,47 @@ describe("parseFilter: errors point at the column", () => {
     expect(error.hint).toContain("Operators are upper case: AND");
   });
 
+  it.each([
+    ["(", ")", 10, 19],
+    ["NOT ", "", 10, 52],
+    ["NOT (", ")", 5, 37],
+  ])("takes %j nested %i times (MAX_FILTER_DEPTH levels), and refuses one more where the extra level starts", (open, close, times, column) => {
+    expect(MAX_FILTER_DEPTH).toBe(10);
+    const nested = (n: number) => `b:2 OR ${open.repeat(n)}a:1${close.repeat(n)}`;
+    expect(parseFilter(nested(times))).not.toBeNull();
+    const error = validationError(() => parseFilter(nested(times + 1)));
+    expect(error.message).toBe(`Invalid filter at column ${column}: nested deeper than 10 levels (parentheses and NOTs)`);
+    expect(error.issues?.[0]?.column).toBe(column);
+  });
+
   it("refuses nesting deeper than the limit without overflowing the stack", () => {
     expect(() => parseFilter(`${"(".repeat(MAX_FILTER_DEPTH + 1)}a:1${")".repeat(MAX_FILTER_DEPTH + 1)}`)).toThrow(/nested deeper/);
     expect(() => parseFilter(`${"NOT ".repeat(100_000)}a:1`)).toThrow(ValidationError);
     expect(parseFilter(`${"(".repeat(10)}a:1${")".repeat(10)}`)).not.toBeNull();
+  });
+});
+
+describe("parseFilter: the number of conditions", () => {
+  const conditions = (n: number) => Array.from({ length: n }, (_, i) => `a:${i}`);
+
+  it("takes MAX_FILTER_CONDITIONS conditions", () => {
+    expect((parseFilter(conditions(MAX_FILTER_CONDITIONS).join(" OR ")) as { items: unknown[] }).items).toHaveLength(MAX_FILTER_CONDITIONS);
+  });
+
+  it.each([
+    [MAX_FILTER_CONDITIONS + 1, " OR ", "1,001"],
+    [5000, " AND ", "5,000"],
+    [5000, " AND NOT ", "5,000"],
+  ])("refuses %i joined by %j, naming both counts, at the first condition over the limit", (n, joint, count) => {
+    const items = conditions(n);
+    const error = validationError(() => parseFilter(items.join(joint)));
+    expect(error.code).toBe("INVALID_FILTER");
+    expect(error.message).toContain(`this filter has ${count} conditions; at most 1,000 are supported`);
+    expect(error.issues?.[0]?.column).toBe(items.slice(0, MAX_FILTER_CONDITIONS).join(joint).length + joint.length + 1);
+  });
+
+  it("reports a syntax error before the count", () => {
+    expect(validationError(() => parseFilter(`${conditions(2000).join(" OR ")} OR`)).message).toContain("found the end of the filter");
   });
 });
 
