@@ -14,7 +14,10 @@ const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.ur
 function endQuietlyOnClosedPipe(): void {
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code === "EPIPE") process.exit(0);
-    throw error;
+    // Output that cannot be written (a full disk behind a redirection, say) is the environment's fault.
+    const fault = classify(Object.assign(error, { path: "standard output" }));
+    report(fault, wantsJson(process.argv));
+    process.exit(fault.exitCode);
   });
   process.stderr.on("error", () => {});
 }

@@ -1,5 +1,6 @@
 /** Shared flags and argument parsers of the CLI. */
 import { constants } from "node:fs";
+import { createReadStream } from "node:fs";
 import { access, readFile, stat } from "node:fs/promises";
 import { InvalidArgumentError, type Command } from "commander";
 import { warn } from "./output.js";
@@ -102,13 +103,17 @@ export async function objectsInput(file: string): Promise<ObjectsInput> {
     refuseTerminalStdin();
     return { stream: process.stdin, source: "<stdin>" };
   }
+  let regular: boolean;
   try {
-    if ((await stat(file)).isDirectory()) throw new Error("it is a directory");
+    const info = await stat(file);
+    if (info.isDirectory()) throw new Error("it is a directory");
     await access(file, constants.R_OK);
+    regular = info.isFile();
   } catch (error) {
     throw unreadable(file, error);
   }
-  return { path: file, source: file };
+  // A pipe, a FIFO or /dev/stdin can be read once only: it is streamed (and spooled), like standard input.
+  return regular ? { path: file, source: file } : { stream: createReadStream(file), source: file };
 }
 
 /** Runs `fn` with an engine on the selected project, closing it afterwards. */

@@ -7,10 +7,7 @@ import type { IndexConfiguration } from "./config.js";
 import { isPlainObject } from "./fields.js";
 import type { JsonObject } from "./types.js";
 
-/** Paths below this depth are not listed (they are rarely what a configuration names). */
-const MAX_LISTED_DEPTH = 4;
-
-/** Every field path of an object (`a`, `a.b`; through lists), up to MAX_LISTED_DEPTH levels. */
+/** Every field path of an object (`a`, `a.b`; through lists), at every depth (objects nest at most 100 levels). */
 export function fieldPaths(object: JsonObject, into: Map<string, number> = new Map()): Map<string, number> {
   const seen = new Set<string>();
   const walk = (value: unknown, path: string, depth: number): void => {
@@ -22,7 +19,7 @@ export function fieldPaths(object: JsonObject, into: Map<string, number> = new M
       seen.add(path);
       into.set(path, (into.get(path) ?? 0) + 1);
     }
-    if (!isPlainObject(value) || depth >= MAX_LISTED_DEPTH) return;
+    if (!isPlainObject(value)) return;
     for (const [key, child] of Object.entries(value)) walk(child, path === "" ? key : `${path}.${key}`, depth + 1);
   };
   walk(object, "", 0);
@@ -80,9 +77,10 @@ export function missingFields(config: IndexConfiguration, found: ReadonlyMap<str
     });
 }
 
-/** The most common fields found, for a message: `title, body, tags, …`. */
+/** The most common fields found, shallow ones first, for a message: `title, body, tags, …`. */
 export function commonFields(found: ReadonlyMap<string, number>, count = 12): string {
-  const names = [...found].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([name]) => name);
+  const depth = (name: string) => name.split(".").length;
+  const names = [...found].sort((a, b) => depth(a[0]) - depth(b[0]) || b[1] - a[1] || a[0].localeCompare(b[0])).map(([name]) => name);
   return `${names.slice(0, count).join(", ")}${names.length > count ? ", …" : ""}`;
 }
 

@@ -62,6 +62,10 @@ export class Engine {
 
   constructor(options: EngineOptions = {}) {
     if (options.projectDir !== undefined && options.projectDir.trim() === "") throw new UsageError("EMPTY_PROJECT", "The project directory is empty");
+    // LanceDB reads its path as a URI and would percent-encode control characters: the data would land elsewhere.
+    if (/[\u0000-\u001f\u007f]/.test(options.projectDir ?? "")) {
+      throw new UsageError("INVALID_PROJECT", `The project path ${JSON.stringify(options.projectDir)} holds a control character (a newline, say)`, { hint: "Use a project path without control characters." });
+    }
     this.ctx = new EngineContext(new Project(path.resolve(options.projectDir ?? DEFAULT_PROJECT_DIR)), options.onWarning);
     this.now = options.now ?? (() => new Date());
   }

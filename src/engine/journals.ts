@@ -36,6 +36,9 @@ export async function rollBackAdd(project: Project, store: LanceStore): Promise<
   const add = project.unfinishedAdd();
   if (!add) return;
   if (add.objectsVersion === null) throw project.damagedAddJournal();
+  if (!(await store.hasObjectsVersion(add.objectsVersion, project.addJournalTime() ?? 0))) {
+    throw project.damagedAddJournal(`an objects add was interrupted, and the version its journal names (${add.objectsVersion}) is not one the object store has`);
+  }
   await store.restoreObjects(add.objectsVersion);
   project.endAdd();
 }

@@ -6,9 +6,9 @@
  * pid now belongs to another process, is recognised as stale and taken over.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, linkSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, linkSync, lstatSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ConflictError, fsError } from "./errors.js";
+import { ConflictError, EnvironmentError, fsError } from "./errors.js";
 import { currentOwner, ownerAlive, parseOwner, type Owner } from "./owner.js";
 
 export type Release = () => void;
@@ -41,8 +41,13 @@ function readLock(file: string): { info: LockFile | null; ino: number; ageMs: nu
   let ageMs: number;
   let writtenAt: number;
   try {
-    const stat = statSync(file);
+    const stat = lstatSync(file);
     ino = stat.ino;
+    if (stat.isDirectory()) {
+      throw new EnvironmentError("EISDIR", `The lock ${file} is a directory`, { hint: "Something put a directory where semsearch keeps a lock file: move it away." });
+    }
+    // Not a file this code made (a symbolic link, a device): no owner, and stale at once.
+    if (!stat.isFile()) return { info: null, ino, ageMs: Infinity, writtenAt: stat.mtimeMs };
     writtenAt = stat.mtimeMs;
     ageMs = Date.now() - stat.mtimeMs;
     text = readFileSync(file, "utf8");

@@ -47,7 +47,7 @@ export interface DeleteJournal extends Owner {
 export const Seq = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
 const OwnerEntries = { pid: v.pipe(v.number(), v.safeInteger(), v.minValue(1)), start: v.optional(v.string()) };
 export const AddJournalSchema = v.object({ ...OwnerEntries, objectsVersion: Seq });
-export const DeleteJournalSchema = v.object({ ...OwnerEntries, ids: v.array(v.string()) });
+export const DeleteJournalSchema = v.object({ ...OwnerEntries, ids: v.array(v.pipe(v.string(), v.minLength(1), v.check((id) => !id.includes("\u0000"), "an id cannot hold NUL"))) });
 export const ProgressSchema = v.object({
   indexedSeq: Seq,
   optimizedSeq: Seq,

@@ -84,7 +84,12 @@ export class Project {
     this.tmpDir = path.join(dir, "tmp");
   }
 
-  private notADirectory(): EnvironmentError {
+  private notADirectory(dir = this.dir): EnvironmentError {
+    if (dir !== this.dir) {
+      return new EnvironmentError("ENOTDIR", `${dir} in the project is not a directory`, {
+        hint: "Something replaced a directory of the project with a file: move that file away.",
+      });
+    }
     return new EnvironmentError("ENOTDIR", `The project path ${this.dir} is not a directory`, {
       hint: "--project (or SEMSEARCH_PROJECT) must name a directory, or a path where one can be created.",
     });
@@ -133,14 +138,23 @@ export class Project {
    * The error for an add journal that cannot be read. Its version cannot be guessed safely (a wrong
    * guess would roll back committed adds), so a person decides: the message says when the add began.
    */
-  damagedAddJournal(): EnvironmentError {
+  /** When the add journal was written (ms since the epoch), or null without one. */
+  addJournalTime(): number | null {
+    try {
+      return statSync(this.addJournal).mtimeMs;
+    } catch {
+      return null;
+    }
+  }
+
+  damagedAddJournal(reason = "an objects add was interrupted and its journal cannot be read, so semsearch cannot tell which version of the object store to restore"): EnvironmentError {
     let began = "";
     try {
       began = ` It began at ${new Date(statSync(this.addJournal).mtimeMs).toISOString()}.`;
     } catch {
       // gone meanwhile
     }
-    return damaged(this.addJournal, "an objects add was interrupted and its journal cannot be read, so semsearch cannot tell which version of the object store to restore", `Remove ${this.addJournal} to keep the objects as they are now (the interrupted add may have written some of its objects), then add that input again.${began}`);
+    return damaged(this.addJournal, reason, `Remove ${this.addJournal} to keep the objects as they are now (the interrupted add may have written some of its objects), then add that input again.${began}`);
   }
 
   /** Records (write lock held) that objects are being deleted; an interrupted delete is completed from it. */
@@ -186,17 +200,31 @@ export class Project {
       mkdirSync(dir, { recursive: true });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === "EEXIST" || code === "ENOTDIR") throw this.notADirectory();
+      if (code === "EEXIST" || code === "ENOTDIR") {
+        const projectIsDir = (() => {
+          try {
+            return statSync(this.dir).isDirectory();
+          } catch {
+            return false;
+          }
+        })();
+        throw this.notADirectory(projectIsDir ? dir : this.dir);
+      }
+      if (code === "ENOENT") {
+        throw new EnvironmentError("ENOENT", `Cannot create the directory ${dir}: a part of its path does not exist (a symbolic link to a missing directory?)`, {
+          hint: "Point --project (or SEMSEARCH_PROJECT) at a directory that exists or can be created.",
+        });
+      }
       throw fsError(error, "create the directory", dir);
     }
   }
 
-  /** Creates the directory layout if missing. */
+  /** Creates the directory layout if missing, and checks that its directories are directories. */
   init(): void {
-    if (this.exists()) return;
+    const existed = this.exists();
     this.mkdir(this.progressDir);
     this.mkdir(this.dataDir);
-    writeState(this.catalogFile, { version: 1, indexes: [] });
+    if (!existed) writeState(this.catalogFile, { version: 1, indexes: [] });
   }
 
   /** Runs `fn` holding the project's write lock, waiting for it up to `timeoutMs` (default 2 minutes). */
@@ -272,7 +300,12 @@ export class Project {
    * again.
    */
   ensureSeqAtLeast(floor: number): void {
-    if (this.lastSeq() < floor) writeState(this.seqFile, floor);
+    if (!this.seqKnown() || this.lastSeq() < floor) writeState(this.seqFile, Math.max(floor, this.lastSeq()));
+  }
+
+  /** Whether the sequence counter file is there and readable (when not, stored state must restore it: ensureSeqAtLeast). */
+  seqKnown(): boolean {
+    return readState(this.seqFile, Seq).ok;
   }
 
   /** The highest sequence number any index's progress refers to. */

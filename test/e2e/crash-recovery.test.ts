@@ -5,7 +5,7 @@
  * once in every index, no rows of deleted objects, no half-added objects, no journals, spooled
  * input or tables left behind. Lost or damaged small state files (`seq`, progress) are survived too.
  */
-import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { cliJson, runCli, tempProject, type CliResult } from "../helpers/cli.js";
@@ -147,5 +147,52 @@ describe("a failure after an add has committed", () => {
     const store = await openStore(project);
     expect(await store.countObjects()).toBe(20_000);
     store.close();
+  });
+});
+
+describe("more interrupted and changed work", () => {
+  it("a killed worker is resumed by reading commands even when the seq file is lost too", async () => {
+    const project = tempProject();
+    const failing = { env: { SEMSEARCH_FAILPOINT: "worker:read" } };
+    // every worker these commands start dies before it reads anything; then the counter file goes
+    await cliJson(project, ["objects", "add", "-"], { input: objects("a", 5), ...failing });
+    const { id } = await cliJson(project, ["index", "create"], failing);
+    await cliJson(project, ["objects", "add", "-"], { input: objects("b", 6), ...failing });
+    rmSync(path.join(project, "seq"));
+    let status = { READY: 0 };
+    for (let i = 0; i < 150 && (status.READY !== 11 || !existsSync(path.join(project, "seq"))); i++) {
+      status = (await cliJson(project, ["index", "status", id])).status; // no --wait: a plain read resumes the worker
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(status).toMatchObject({ READY: 11, UPLOADED: 0, PROCESSING: 0 });
+    expect(existsSync(path.join(project, "seq"))).toBe(true);
+  });
+
+  it("a file changed between the add's two passes adds nothing (exit 5), rather than acknowledging what it did not write", async () => {
+    const project = tempProject();
+    const file = path.join(path.dirname(project), "input.jsonl");
+    writeFileSync(file, objects("x", 3000));
+    const run = runCli(["--project", project, "--json", "objects", "add", file], { env: { SEMSEARCH_FAILPOINT: "add:journal:pause" } });
+    // the add pauses right after it journals (its first pass is over): replace the file then
+    for (let i = 0; i < 300 && !existsSync(path.join(project, "add.journal")); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    writeFileSync(`${file}.new`, objects("x", 10));
+    renameSync(`${file}.new`, file);
+    const result = await run;
+    expect(result.exitCode, result.stderr).toBe(5);
+    expect(JSON.parse(result.stderr).errors[0]).toMatchObject({ code: "INPUT_CHANGED", message: expect.stringContaining("nothing was added") });
+    expect(await cliJson(project, ["objects", "list"])).toEqual({ objects: [] });
+  });
+
+  it("--wait that gives up still prints what was committed: the add's result, the new index's id", async () => {
+    const project = tempProject();
+    await cliJson(project, ["objects", "add", "-"], { input: objects("a", 3) });
+    // no worker ever gets anything done here: each dies before it reads
+    await cliJson(project, ["index", "create"], { env: { SEMSEARCH_FAILPOINT: "worker:read" } });
+    const added = await runCli(["--project", project, "--json", "objects", "add", "-", "--wait", "--timeout", "1"], { input: Array.from({ length: 4 }, (_, i) => JSON.stringify({ title: `untitled ${i}` })).join("\n"), env: { SEMSEARCH_FAILPOINT: "worker:read" } });
+    expect(added.exitCode, added.stderr).toBe(5);
+    expect(JSON.parse(added.stdout)).toMatchObject({ count: 4, ids: expect.arrayContaining([expect.stringMatching(/^[0-9a-f-]{36}$/)]) });
+    const created = await runCli(["--project", project, "--json", "index", "create", "--wait", "--timeout", "1"], { env: { SEMSEARCH_FAILPOINT: "worker:read" } });
+    expect(created.exitCode, created.stderr).toBe(5);
+    expect(JSON.parse(created.stdout).id).toMatch(/^idx_/);
   });
 });

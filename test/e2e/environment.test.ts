@@ -4,7 +4,7 @@
  * symbolic link, a closed output pipe, and finding the project from a subdirectory.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { BIN, cliJson, runCli, SAMPLE, tempProject, type CliResult } from "../helpers/cli.js";
@@ -102,6 +102,37 @@ describe("environment faults are exit 6 with a message, never a crash", () => {
     expect(await cliJson(project, ["objects", "list", "--limit", "100"]).then((r) => r.objects.length)).toBe(21);
   });
 
+  it("a project path that is a dangling symbolic link, a data directory that is a file, a path with a newline", async () => {
+    const base = tempDir();
+    symlinkSync(path.join(base, "nowhere"), path.join(base, "link"));
+    const dangling = await runCli(["--project", path.join(base, "link"), "--json", "objects", "add", "-"], { input: '{"id":"a"}' });
+    expect(dangling.exitCode, dangling.stderr).toBe(6);
+    expect(errorOf(dangling).message).toMatch(/does not exist/);
+    const project = tempProject();
+    await cliJson(project, ["objects", "add", "-"], { input: '{"id":"a"}' });
+    rmSync(path.join(project, "data"), { recursive: true });
+    writeFileSync(path.join(project, "data"), "x");
+    for (const args of [["objects", "list"], ["objects", "get", "a"], ["objects", "add", "-"]]) {
+      const result = await runCli(["--project", project, "--json", ...args], { input: '{"id":"b"}' });
+      expect(result.exitCode, `${args.join(" ")}: ${result.stderr}`).toBe(6);
+      expect(errorOf(result).message).toContain(`${path.join(project, "data")} in the project is not a directory`);
+    }
+    const newline = await runCli(["--project", path.join(base, "new\nline"), "--json", "objects", "add", "-"], { input: '{"id":"a"}' });
+    expect(newline.exitCode).toBe(2);
+    expect(errorOf(newline).code).toBe("INVALID_PROJECT");
+  });
+
+  it("output that cannot be written (a full device) is exit 6 with a message", async () => {
+    const project = tempProject();
+    await cliJson(project, ["objects", "add", SAMPLE]);
+    for (const args of ["objects list", "--json objects list"]) {
+      const result = spawnSync("bash", ["-c", `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} --project ${JSON.stringify(project)} ${args} > /dev/full`], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+      expect(result.status, result.stderr).toBe(6);
+      expect(result.stderr).toMatch(/disk is full/);
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+
   it("a symbolic link planted at worker.log is not followed", async () => {
     const project = tempProject();
     await cliJson(project, ["objects", "add", "-"], { input: twenty });
@@ -130,6 +161,14 @@ describe("pipes and places", () => {
       expect(result.stdout.trim(), result.stderr).toBe("0");
       expect(result.stderr).toBe("");
     }
+  });
+
+  it("objects add reads a pipe given as a file (process substitution, /dev/stdin), once", async () => {
+    const project = tempProject();
+    const result = spawnSync("bash", ["-c", `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} --project ${JSON.stringify(project)} --json objects add <(cat ${JSON.stringify(SAMPLE)}) && cat ${JSON.stringify(SAMPLE)} | ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} --project ${JSON.stringify(project)} --json objects add /dev/stdin`], { encoding: "utf8" });
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout.trim().split("\n").map((line) => JSON.parse(line).count)).toEqual([40, 40]);
+    expect((await cliJson(project, ["objects", "list"])).objects).toHaveLength(40);
   });
 
   it("without --project, the nearest .semsearch in the working directory or above it is used", async () => {

@@ -56,13 +56,15 @@ describe("exit codes and error documents", () => {
     [["objects", "list", "--offset", "-1"], 4, "INVALID_PARAMETER", /offset must be an integer from 0/],
     [["objects", "list", "--limit", "abc"], 2, "USAGE", /--limit.*expected a whole number, got "abc"/],
     [["objects", "list", "--limit", "1.5"], 2, "USAGE", /--limit.*expected a whole number/],
+    [["objects", "add", "-"], 4, "INVALID_INPUT", /^<stdin>:1: invalid JSON \(Unexpected non-whitespace character after JSON\)$/, '{"id":"w1"} {"id":"w2"}'],
     [["search", "IDX", "q", "--page", "0"], 4, "INVALID_PARAMETER", /page must be an integer from 1/],
     [["search", "IDX", "q", "--page", "-3"], 4, "INVALID_PARAMETER", /page must be an integer from 1/],
+    [["search", "IDX", "q", "--page", "1001"], 4, "INVALID_PARAMETER", /page must be an integer from 1 to 1,000, got 1001/],
     [["search", "IDX", "q", "--page", "two"], 2, "USAGE", /--page.*expected a whole number/],
     [["search", "IDX", "q", "--limit", "-5"], 4, "INVALID_PARAMETER", /limit must be an integer from 1 to 1,000/],
     [["search", "IDX", "q", "--offset", "99999999999999999999"], 4, "INVALID_PARAMETER", /offset must be an integer from 0 to 9,999/],
-  ])("%j exits %i with %s", async (args, exitCode, code, message) => {
-    await expectJsonError(args.map((arg) => (arg === "IDX" ? indexId : arg === "NEURAL" ? neuralId : arg)), exitCode, code, message);
+  ] as [string[], number, string, RegExp, string?][])("%j exits %i with %s", async (args, exitCode, code, message, input) => {
+    await expectJsonError(args.map((arg) => (arg === "IDX" ? indexId : arg === "NEURAL" ? neuralId : arg)), exitCode, code, message, input);
   });
 
   it("validates a --config body: unknown keys, wrong types, malformed JSON with its line", async () => {

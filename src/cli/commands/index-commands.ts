@@ -33,8 +33,9 @@ export async function indexCreate(options: IndexCreateOptions): Promise<void> {
   }
   await withEngine(options, async (engine) => {
     const { id } = await engine.createIndex(withName(body, options.name));
-    if (options.wait) await waitForBuild(engine, id, options);
+    // The index exists now: its id is printed at once, also when a wait follows (and gives up).
     printResult(options, { id }, () => `${id}\n`);
+    if (options.wait) await waitForBuild(engine, id, options);
   });
 }
 

@@ -28,9 +28,10 @@ export async function objectsAdd(files: string[], options: ObjectsAddOptions): P
     } finally {
       progress.done();
     }
-    if (options.wait) for (const index of await engine.listIndexes()) await waitForBuild(engine, index.id, options);
+    // The objects are committed: say so before waiting, so a wait that gives up still reports them (and their generated ids).
     printResult(options, result, () => `Added ${result.count} object${result.count === 1 ? "" : "s"}.\n`);
-    if (!options.wait && (await engine.listIndexes()).length > 0) note(options, "Indexing continues in the background.");
+    if (options.wait) for (const index of await engine.listIndexes()) await waitForBuild(engine, index.id, options);
+    else if ((await engine.listIndexes()).length > 0) note(options, "Indexing continues in the background.");
   });
 }
 

@@ -1,5 +1,5 @@
 /** `semsearch search <index> <query>`: a table, the service's JSON, JSON Lines, or an interactive session. */
-import { integerIn, UsageError, DEFAULT_LIMIT, MAX_LIMIT, ValidationError, type Engine, type SearchPage, type SearchParams } from "../../engine/index.js";
+import { integerIn, UsageError, DEFAULT_LIMIT, MAX_RESULTS, MAX_LIMIT, ValidationError, type Engine, type SearchPage, type SearchParams } from "../../engine/index.js";
 import { interactiveSearch } from "../interactive.js";
 import { withEngine, type GlobalOptions } from "../options.js";
 import { warn } from "../output.js";
@@ -45,8 +45,10 @@ export function outputMode(options: SearchOptions, tty: { stdin: boolean; stdout
 export function resolveOffset(options: SearchOptions): number | undefined {
   if (options.page === undefined) return options.offset;
   if (options.offset !== undefined) throw new UsageError("CONFLICTING_OPTIONS", "Give --page or --offset, not both");
-  integerIn("page", options.page, 1, 1, Number.MAX_SAFE_INTEGER);
-  return (options.limit ?? DEFAULT_LIMIT) * (options.page - 1);
+  const limit = options.limit ?? DEFAULT_LIMIT;
+  // Results go up to MAX_RESULTS, so pages of `limit` go up to ceil(MAX_RESULTS / limit).
+  integerIn("page", options.page, 1, 1, Number.isSafeInteger(limit) && limit > 0 ? Math.ceil(MAX_RESULTS / limit) : Number.MAX_SAFE_INTEGER);
+  return limit * (options.page - 1);
 }
 
 /** A filter error with the filter shown and a caret under the column it points at. */

@@ -51,8 +51,11 @@ export function ensureWorker(project: Project): void {
 
 /** Whether any index has objects it has not indexed or optimized yet (from stored progress alone). */
 export function hasPendingWork(ctx: EngineContext): boolean {
+  const indexes = ctx.project.indexes();
+  // A lost or damaged counter hides how far writes got: a worker restores it from stored state and looks.
+  if (indexes.length > 0 && !ctx.project.seqKnown()) return true;
   const last = ctx.project.lastSeq();
-  return ctx.project.indexes().some((index) => {
+  return indexes.some((index) => {
     const progress = ctx.project.progress(index.id);
     return progress.indexedSeq < last || progress.optimizedSeq < progress.indexedSeq;
   });

@@ -346,7 +346,16 @@ class Worker {
     return worked;
   }
 
+  /** Rewrites a lost or damaged sequence counter from stored state (the highest number the store or any index holds). */
+  private async restoreSeq(): Promise<void> {
+    if (this.ctx.project.seqKnown()) return;
+    const store = await this.ctx.store();
+    await this.locked(async () => this.ctx.project.ensureSeqAtLeast(Math.max(await store.maxSeq(), this.ctx.project.highestProgressSeq())));
+    this.log("restored the sequence counter (seq) from stored state");
+  }
+
   async run(): Promise<void> {
+    await this.restoreSeq();
     let idleSince = Date.now();
     while (true) {
       if (await this.pass()) {

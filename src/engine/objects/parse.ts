@@ -39,7 +39,7 @@ export function invalid(where: string, message: string): ValidationError {
 /** The reason of a JSON.parse failure, without the position wording that varies by Node version. */
 export function jsonReason(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  const reason = message.split(/ in JSON at position|, "|\n/)[0] ?? message;
+  const reason = message.split(/ (?:in JSON )?at position \d+|, "|\n/)[0] ?? message;
   return `invalid JSON (${reason.trim()})`;
 }
 
@@ -204,6 +204,8 @@ export function objectId(object: JsonObject, idField: string, where: string): st
   if (typeof value !== "string" || value.length === 0) throw refuse(`must be a non-empty string or a whole number, got ${JSON.stringify(value)?.slice(0, 100)}`);
   if (value.length > MAX_ID_LENGTH) throw refuse(`is ${value.length} characters long; ids are at most ${MAX_ID_LENGTH}`);
   if (value.includes("\u0000")) throw refuse("contains the NUL character");
+  // Arrow decodes stored strings with a TextDecoder, which drops a leading byte order mark: "\ufeffx" would come back as "x".
+  if (value.startsWith("\ufeff")) throw refuse("starts with U+FEFF (a byte order mark), which storage drops: the id would not be kept exactly");
   if (!value.isWellFormed()) throw refuse(`contains an unpaired surrogate (${JSON.stringify(value).slice(0, 100)}): it is not valid Unicode and cannot be stored exactly`);
   return value;
 }

@@ -1,7 +1,7 @@
 /** Object store operations: add (upsert), get, list, delete. */
 import { rmSync } from "node:fs";
 import type { EngineContext } from "../context.js";
-import { NotFoundError, SemsearchError } from "../errors.js";
+import { ConflictError, NotFoundError, SemsearchError } from "../errors.js";
 import { newObjectId } from "../ids.js";
 import { startWorker } from "../indexing/spawn.js";
 import { failpoint } from "../failpoint.js";
@@ -117,14 +117,18 @@ export async function addObjects(
           batch = new Map();
         };
         for (const input of replay) {
-          for await (const { object } of readObjects(input)) {
-            const id = objectId(object, idField, "") ?? (generated[nextGenerated++] as string);
+          for await (const { object, where } of readObjects(input)) {
+            const given = objectId(object, idField, where);
+            const id = given ?? generated[nextGenerated++];
+            // A file changed between the two passes (replaced, appended to) must not be half added.
+            if (id === undefined || (given !== null && !ids.has(given))) throw inputChanged(where);
             consumed++;
             batch.delete(id);
             batch.set(id, object);
             if (batch.size >= ADD_BATCH) await flush();
           }
         }
+        if (consumed !== read || nextGenerated !== generated.length) throw inputChanged(replay.at(-1)?.source ?? "the input");
         await flush();
       } catch (error) {
         await rollBackAdd(ctx.project, store);
@@ -149,6 +153,12 @@ export async function addObjects(
   } finally {
     for (const file of spooled) rmSync(file, { force: true });
   }
+}
+
+function inputChanged(where: string): ConflictError {
+  return new ConflictError("INPUT_CHANGED", `The input changed while it was being added (${where}): nothing was added`, {
+    hint: "Add it again once nothing else writes to the file.",
+  });
 }
 
 function describe(error: unknown): string {

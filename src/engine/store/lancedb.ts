@@ -230,6 +230,19 @@ export class LanceStore {
     return table ? this.wrap("reading the object table's version", () => table.version()) : 0;
   }
 
+  /**
+   * Whether the object table has this version to go back to. Version 0 means the table did not exist
+   * when the add began (`since`, ms): then its first version must be younger than that.
+   */
+  async hasObjectsVersion(version: number, since: number): Promise<boolean> {
+    const table = await this.objectsTable();
+    if (!table) return version === 0;
+    const versions = await this.wrap("listing the object table's versions", () => table.listVersions());
+    if (version !== 0) return versions.some((entry) => entry.version === version);
+    const first = Math.min(...versions.map((entry) => new Date(entry.timestamp).getTime()));
+    return first >= since - 1000;
+  }
+
   /** The highest sequence number in the object table (0 when it is empty). */
   async maxSeq(): Promise<number> {
     const table = await this.objectsTable();

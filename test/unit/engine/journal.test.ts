@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -73,6 +73,21 @@ describe("an add interrupted mid-way is rolled back", () => {
     await expect(next.store()).rejects.toMatchObject({ code: "CORRUPT_PROJECT", exitCode: 6, message: expect.stringContaining("add.journal") });
     rmSync(path.join(dir, "add.journal"));
     expect(await (await next.store()).countObjects()).toBe(4);
+    await next.close();
+  });
+
+  it.each([
+    ["a version the table does not have", (v: number) => ({ pid: 1, objectsVersion: v + 50 })],
+    ["version 0 for a table that existed before the add", () => ({ pid: 1, objectsVersion: 0 })],
+  ])("a journal naming %s is reported, not acted on (nothing is deleted)", async (_, journal) => {
+    const { dir, ctx, store } = await projectWithThree();
+    writeFileSync(path.join(dir, "add.journal"), JSON.stringify(journal(await store.objectsVersion())));
+    utimesSync(path.join(dir, "add.journal"), new Date(), new Date(Date.now() + 5000));
+    await ctx.close();
+    const next = new EngineContext(new Project(dir));
+    await expect(next.store()).rejects.toMatchObject({ code: "CORRUPT_PROJECT", exitCode: 6 });
+    rmSync(path.join(dir, "add.journal"));
+    expect(await (await next.store()).countObjects()).toBe(3);
     await next.close();
   });
 

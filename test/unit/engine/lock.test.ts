@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -75,6 +75,19 @@ describe("file locks", () => {
     const release = tryLock(file);
     expect(release).not.toBeNull();
     release?.();
+  });
+
+  it("a symbolic link (even a dangling one) where a lock belongs is stale; a directory there is an EnvironmentError", () => {
+    const file = path.join(dir, "link.lock");
+    symlinkSync(path.join(dir, "nowhere"), file);
+    expect(lockHolder(file)).toBeNull();
+    const release = tryLock(file);
+    expect(release).not.toBeNull();
+    expect(lstatSync(file).isFile()).toBe(true);
+    release?.();
+    const folder = path.join(dir, "folder.lock");
+    mkdirSync(folder);
+    expect(() => tryLock(folder)).toThrow(expect.objectContaining({ code: "EISDIR", exitCode: 6 }));
   });
 
   it("an empty or unreadable lock file is stale once it is older than a few seconds", () => {

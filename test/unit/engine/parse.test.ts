@@ -81,6 +81,7 @@ describe("objectId", () => {
     { id: 1.5 },
     { id: "x".repeat(2049) },
     { id: "a\u0000b" },
+    { id: "\ufeffx" }, // storage drops a leading byte order mark: it would come back as "x"
   ])("rejects %j naming the field and place", (object) => {
     expect(errorOf(() => objectId(object, "id", "f.jsonl:7")).message).toMatch(/^f\.jsonl:7: field "id"/);
   });

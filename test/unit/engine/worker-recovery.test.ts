@@ -106,7 +106,7 @@ describe("a delete that dies half-way", () => {
     const vector = new Float32Array(512).fill(0.1);
     await store.upsertIndexRows(indexTableName(index.id), ["o1", "o3"].map((id, i) => ({ id, seq: i + 2, text: "x", vector })));
     await store.deleteObjects(["o3"]); // o3's delete got as far as the store; o1 is untouched
-    writeFileSync(path.join(dir, "delete.journal"), '{"pid": 12, "ids": ["o');
+    writeFileSync(path.join(dir, "delete.journal"), '{"pid": 12, "ids": ["o3", "a\\u0000b"]}'); // an id no delete could have written
     await ctx.close();
 
     const next = new EngineContext(new Project(dir));
