@@ -206,7 +206,7 @@ describe("values that cannot be read as the declared type", () => {
 
     // fixing the value clears the error
     await cliJson(project, ["objects", "add", "-"], { input: JSON.stringify({ ...bad[0], price: 3 }) });
-    await cliJson(project, ["index", "status", typed, "--wait"]);
+    expect((await runCli(["--project", project, "index", "status", typed, "--wait"])).exitCode).toBe(7); // bad-date still fails
     expect(ids(await all(typed, "category:misc"))).toEqual(["bad-price", "good"]);
     expect((await cliJson(project, ["index", "status", typed])).status.ERROR).toBe(1);
   });
