@@ -32,6 +32,13 @@ function withGlobals<A extends unknown[]>(fn: (...args: [...A, Record<string, un
   };
 }
 
+/** `--wait` (progress on stderr; exit 7 if objects failed) and its `--timeout`. */
+function addWaitFlags(command: Command, what: string): Command {
+  return command
+    .option("--wait", `${what} (progress on stderr; exit 7 if objects failed)`)
+    .option("--timeout <seconds>", "with --wait: give up after this long (exit 5)", integerArg);
+}
+
 function addFieldRuleFlags(command: Command): Command {
   for (const rule of ["crawlable", "searchable", "filterable"]) {
     command.option(`--${rule} <fields>`, `${rule} fields, comma-separated (allow list)`, listArg);
@@ -104,7 +111,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .action(withGlobals(h.demo));
 
   const index = program.command("index").description("create, inspect and delete indexes");
-  addFieldRuleFlags(
+  const create = addFieldRuleFlags(
     index
       .command("create")
       .description('create an index and build it in the background; prints its id at once ({"id":"idx_…"} with --json)')
@@ -116,33 +123,21 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
       .option("--model <name>", "embedding model (default: the bundled use-lite-512)"),
   )
     .option("--field-type <field=type>", `type of a filterable field (${FIELD_TYPES.join(", ")}); repeatable`, keyValueArg)
-    .option("--segment-delimiter <field=regex>", "regular expression starting a new highlight segment; repeatable", keyValueArg)
-    .option("--wait", "wait until the index is built (progress on stderr; exit 7 if objects failed)")
-    .option("--timeout <seconds>", "with --wait: give up after this long (exit 5)", integerArg)
-    .action(withGlobals(h.indexCreate));
+    .option("--segment-delimiter <field=regex>", "regular expression starting a new highlight segment; repeatable", keyValueArg);
+  addWaitFlags(create, "wait until the index is built").action(withGlobals(h.indexCreate));
   index.command("list").description("list indexes with their state").action(withGlobals(h.indexList));
-  index
-    .command("get <id>")
-    .description("show an index")
-    .option("--wait", "wait until built")
-    .option("--timeout <seconds>", "with --wait: give up after this long (exit 5)", integerArg)
-    .action(withGlobals(h.indexGet));
-  index
-    .command("status <id>")
-    .description("counts of objects per state: UPLOADED, PROCESSING, READY, ERROR")
-    .option("--wait", "wait until built")
-    .option("--timeout <seconds>", "with --wait: give up after this long (exit 5)", integerArg)
-    .action(withGlobals(h.indexStatus));
+  addWaitFlags(index.command("get <id>").description("show an index"), "wait until built").action(withGlobals(h.indexGet));
+  addWaitFlags(index.command("status <id>").description("counts of objects per state: UPLOADED, PROCESSING, READY, ERROR"), "wait until built").action(
+    withGlobals(h.indexStatus),
+  );
   index.command("delete <id>").description("delete an index (objects stay in the store)").action(withGlobals(h.indexDelete));
 
   const objects = program.command("objects").description("add, inspect and delete stored objects");
-  objects
+  const add = objects
     .command("add [files...]")
     .description("add or replace objects from JSON, JSON arrays or JSON Lines files, or stdin (-)")
-    .option("--id-field <field>", "field holding the object id (default id; generated when absent)")
-    .option("--wait", "wait until every index has processed them")
-    .option("--timeout <seconds>", "with --wait: give up after this long (exit 5)", integerArg)
-    .action(withGlobals(h.objectsAdd));
+    .option("--id-field <field>", "field holding the object id (default id; generated when absent)");
+  addWaitFlags(add, "wait until every index has processed them").action(withGlobals(h.objectsAdd));
   objects.command("get <id>").description("show an object and its state in each index").action(withGlobals(h.objectsGet));
   objects
     .command("list")
