@@ -100,26 +100,32 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
     snippets: mode === "table" || mode === "interactive",
   };
   const write = (text: string) => process.stdout.write(text);
+  // A search of an index that is still building says so once, however many pages it prints.
+  let warned = false;
+  const noteBuilding = (page: SearchPage) => {
+    if (page.building && !warned) warn(options, buildingWarning(indexId, page.building));
+    warned ||= page.building !== undefined;
+  };
   await withEngine(options, async (engine) => {
     try {
       if (mode === "interactive") {
         await interactiveSearch(engine, indexId, { query, offset: offset ?? 0, limit: options.limit ?? DEFAULT_LIMIT }, params, extra);
       } else if (!options.all) {
         const page = await engine.search(indexId, params);
-        if (page.building) warn(options, buildingWarning(indexId, page.building));
+        noteBuilding(page);
         if (mode === "jsonl") for (const hit of page.hits) write(`${JSON.stringify(searchResult(hit))}\n`);
         else if (mode === "json") write(formatJson(searchResponse(page), process.stdout.isTTY === true));
         else write(renderSearchTable(page, offset ?? 0, extra, query));
       } else if (mode === "jsonl") {
         // streamed: each page's results as soon as it arrives
-        await followPages(engine, indexId, params, (page, at) => {
-          if (page.building && at === (params.offset ?? 0)) warn(options, buildingWarning(indexId, page.building));
+        await followPages(engine, indexId, params, (page) => {
+          noteBuilding(page);
           for (const hit of page.hits) write(`${JSON.stringify(searchResult(hit))}\n`);
         });
       } else {
         const hits: SearchPage["hits"] = [];
-        const last = await followPages(engine, indexId, params, (page, at) => {
-          if (page.building && at === (params.offset ?? 0)) warn(options, buildingWarning(indexId, page.building));
+        const last = await followPages(engine, indexId, params, (page) => {
+          noteBuilding(page);
           hits.push(...page.hits);
         });
         const whole: SearchPage = { hits, pagination: { pages: hits.length > 0 ? 1 : 0, page: 1, statistics: last.pagination.statistics } };

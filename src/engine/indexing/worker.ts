@@ -66,7 +66,7 @@ interface PreparedBatch {
  * its value cannot be read as, a segment delimiter that fails) puts that object in ERROR; the rest
  * of the batch goes on.
  */
-export function prepareBatch(batch: readonly ObjectRow[], index: IndexRecord): PreparedBatch {
+function prepareBatch(batch: readonly ObjectRow[], index: IndexRecord): PreparedBatch {
   const errors = new Map<string, string>();
   const parsed: { row: ObjectRow; object: JsonObject; text: string; segments: Omit<SegmentRow, "vector">[] }[] = [];
   const highlights = highlightsEnabled(index.configuration);

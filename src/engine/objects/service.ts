@@ -1,7 +1,7 @@
 /** Object store operations: add (upsert), get, list, delete. */
 import { rmSync } from "node:fs";
 import type { EngineContext } from "../context.js";
-import { ConflictError, NotFoundError, SemsearchError } from "../errors.js";
+import { ConflictError, NotFoundError } from "../errors.js";
 import { newObjectId } from "../ids.js";
 import { startWorker } from "../indexing/spawn.js";
 import { failpoint } from "../failpoint.js";
@@ -162,7 +162,7 @@ function inputChanged(where: string): ConflictError {
 }
 
 function describe(error: unknown): string {
-  return error instanceof SemsearchError || error instanceof Error ? error.message : String(error);
+  return error instanceof Error ? error.message : String(error);
 }
 
 function toStored(row: ObjectRow): StoredObject {
