@@ -148,12 +148,8 @@ export class Project {
   }
 
   damagedAddJournal(reason = "an objects add was interrupted and its journal cannot be read, so semsearch cannot tell which version of the object store to restore"): EnvironmentError {
-    let began = "";
-    try {
-      began = ` It began at ${new Date(statSync(this.addJournal).mtimeMs).toISOString()}.`;
-    } catch {
-      // gone meanwhile
-    }
+    const time = this.addJournalTime();
+    const began = time === null ? "" : ` It began at ${new Date(time).toISOString()}.`;
     return damaged(this.addJournal, reason, `Remove ${this.addJournal} to keep the objects as they are now (the interrupted add may have written some of its objects), then add that input again.${began}`);
   }
 
