@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createEmbeddingPool } from "../engine/embedding/pool.js";
-import { DEFAULT_MODEL } from "../engine/embedding/registry.js";
+import { BUNDLED_SPEC } from "../engine/embedding/registry.js";
 import { generateObjects, generateQueries } from "./generate.js";
 
 export interface BenchDoc {
@@ -60,7 +60,7 @@ export async function loadCorpus(size: number, queryCount: number, evalDir: stri
   const half = Math.floor(queryCount / 2);
   const queries = [...scifact.queries.slice(0, half), ...generateQueries(queryCount - Math.min(half, scifact.queries.length))];
   log(`embedding ${docs.length} objects and ${queries.length} queries for the ${size}-object corpus (cached)…`);
-  const pool = createEmbeddingPool(DEFAULT_MODEL);
+  const pool = createEmbeddingPool(BUNDLED_SPEC);
   try {
     const start = performance.now();
     const docVectors = await pool.embed(docs.map((d) => d.text.slice(0, 2000)));

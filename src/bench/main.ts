@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { loadModel } from "../engine/embedding/registry.js";
+import { BUNDLED_SPEC, loadModel } from "../engine/embedding/registry.js";
 import { createEmbeddingPool, defaultThreadCount } from "../engine/embedding/pool.js";
 import { Engine, DEFAULT_MODEL } from "../engine/index.js";
 import { loadCorpus } from "./corpus.js";
@@ -47,10 +47,10 @@ function log(message: string) {
 }
 
 async function modelThroughput(texts: string[]) {
-  const model = await loadModel(DEFAULT_MODEL);
+  const model = await loadModel(BUNDLED_SPEC);
   await model.embedTexts(texts.slice(0, 5));
   const [, single] = await timed(() => model.embedTexts(texts));
-  const pool = createEmbeddingPool(DEFAULT_MODEL);
+  const pool = createEmbeddingPool(BUNDLED_SPEC);
   try {
     await pool.embed(texts.slice(0, 8 * pool.threads));
     const [, pooled] = await timed(() => pool.embed(texts));
@@ -72,7 +72,7 @@ async function peers(queryEmbedMs: number) {
 }
 
 async function queryEmbeddingMs(): Promise<number> {
-  const model = await loadModel(DEFAULT_MODEL);
+  const model = await loadModel(BUNDLED_SPEC);
   const queries = generateQueries(queryCount, 3);
   await model.embedTexts(queries.slice(0, 3));
   const [, ms] = await timed(() => model.embedTexts(queries));

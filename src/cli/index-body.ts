@@ -6,6 +6,7 @@ export interface IndexCreateFlags {
   highlights?: boolean;
   neuralOnly?: boolean;
   model?: string;
+  modelDtype?: string;
   crawlable?: string[];
   crawlableDeny?: string[];
   searchable?: string[];
@@ -21,6 +22,7 @@ const BODY_FLAGS: (keyof IndexCreateFlags)[] = [
   "highlights",
   "neuralOnly",
   "model",
+  "modelDtype",
   "crawlable",
   "crawlableDeny",
   "searchable",
@@ -58,6 +60,7 @@ export function indexBodyFromFlags(flags: IndexCreateFlags): { configuration: Re
   const configuration: Record<string, unknown> = { index_type: indexType };
   if (Object.keys(fields).length > 0) configuration.fields = fields;
   if (flags.model) configuration.model = flags.model;
+  if (flags.modelDtype) configuration.model_dtype = flags.modelDtype;
   return { configuration };
 }
 

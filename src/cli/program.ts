@@ -5,6 +5,7 @@ import { demoCommand } from "./commands/demo-command.js";
 import { indexCreate, indexDelete, indexGet, indexList, indexStatus } from "./commands/index-commands.js";
 import { objectsAdd, objectsDelete, objectsGet, objectsList } from "./commands/objects-commands.js";
 import { searchCommand } from "./commands/search-command.js";
+import { modelsList, modelsPull, modelsRm } from "./commands/models-commands.js";
 import { workerStatus } from "./commands/worker-command.js";
 import { integerArg, keyValueArg, listArg } from "./options.js";
 
@@ -21,6 +22,9 @@ export const handlers = {
   objectsDelete,
   search: searchCommand,
   workerStatus,
+  modelsList,
+  modelsPull,
+  modelsRm,
 };
 export type Handlers = typeof handlers;
 
@@ -62,6 +66,8 @@ export const EXAMPLES: Record<string, string[]> = {
     "semsearch index create --highlights --segment-delimiter 'body=\\n\\n' --wait",
     "semsearch index create --filterable category,price --field-type price=float",
     "semsearch --json index create --config body.json                  # the service's {\"configuration\": …} body",
+    "semsearch index create --model Xenova/bge-small-en-v1.5 --searchable body   # downloads the model first if needed",
+    "semsearch index create --model ./models/my-model --neural-only     # a model folder in transformers.js layout",
   ],
   "index list": ["semsearch index list", "semsearch --json index list | jq -r '.indexes[].id'"],
   "index get": ["semsearch index get docs", "semsearch --json index get idx_abc --wait"],
@@ -83,6 +89,14 @@ export const EXAMPLES: Record<string, string[]> = {
     'semsearch search docs "shoes" --all --jsonl | jq -r .id',
     'semsearch search docs "shoes" --result-fields highlights --no-interactive',
   ],
+  models: ["semsearch models list", "semsearch models pull Xenova/all-MiniLM-L6-v2", "semsearch models rm Xenova/all-MiniLM-L6-v2"],
+  "models list": ["semsearch models list", "semsearch --json models list | jq -r '.models[] | select(.status == \"downloaded\") | .id'"],
+  "models pull": [
+    "semsearch models pull Xenova/bge-small-en-v1.5              # q8 weights where offered",
+    "semsearch models pull Xenova/all-MiniLM-L6-v2 --dtype fp32",
+    "SEMSEARCH_MODELS=/mnt/usb/models semsearch models pull Xenova/bge-small-en-v1.5   # then copy that folder to an offline machine",
+  ],
+  "models rm": ["semsearch models rm Xenova/all-MiniLM-L6-v2", "semsearch models rm Xenova/all-MiniLM-L6-v2 --force   # even if indexes use it"],
   worker: ["semsearch worker status"],
   "worker status": ["semsearch worker status", "semsearch --json worker status"],
 };
@@ -120,7 +134,8 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
       .addOption(new Option("--type <type>", "index type (text or image)"))
       .option("--highlights", "enable text highlights")
       .option("--neural-only", "vector search only (no lexical part)")
-      .option("--model <name>", "embedding model (default: the bundled use-lite-512)"),
+      .option("--model <name>", "embedding model: use (bundled, the default), a Hugging Face id such as Xenova/bge-small-en-v1.5, or a model folder")
+      .option("--model-dtype <dtype>", "weights of a Hugging Face model: q8 or fp32 (default: q8 where offered)"),
   )
     .option("--field-type <field=type>", `type of a filterable field (${FIELD_TYPES.join(", ")}); repeatable`, keyValueArg)
     .option("--segment-delimiter <field=regex>", "regular expression starting a new highlight segment; repeatable", keyValueArg);
@@ -163,6 +178,19 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--interactive", "page through results (the default when stdin and stdout are terminals)")
     .option("--no-interactive", "print one page and exit, even in a terminal")
     .action(withGlobals(h.search));
+
+  const models = program.command("models").description("embedding models: list, download ahead, remove");
+  models.command("list").description("known, bundled and downloaded models, and the indexes using them").action(withGlobals(h.modelsList));
+  models
+    .command("pull <id>")
+    .description("download a Hugging Face model ahead of use (resumes an interrupted download)")
+    .option("--dtype <dtype>", "q8 or fp32 (default: q8 where offered)")
+    .action(withGlobals(h.modelsPull));
+  models
+    .command("rm <id>")
+    .description("remove a downloaded model (refused while an index of this project uses it)")
+    .option("--force", "remove it even if indexes use it")
+    .action(withGlobals(h.modelsRm));
 
   const worker = program.command("worker").description("the background indexer");
   worker.command("status").description("whether a worker is running").action(withGlobals(h.workerStatus));

@@ -1,5 +1,5 @@
 /** Progress on stderr: a bar while the engine builds, only when stderr is a terminal and --json is off. */
-import type { AddProgress, BuildProgress } from "../engine/index.js";
+import type { AddProgress, BuildProgress, DownloadProgress } from "../engine/index.js";
 
 export interface ProgressReporter {
   update(progress: BuildProgress): void;
@@ -49,6 +49,35 @@ export function addProgressReporter(json: boolean | undefined): { update(progres
     done() {
       if (reading) process.stderr.write("\n");
       writing.done();
+    },
+  };
+}
+
+function megabytes(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
+}
+
+/** A bar of bytes downloaded, on stderr, only when stderr is a terminal and --json is off. */
+export function downloadProgressReporter(json: boolean | undefined, label: string): { update(progress: DownloadProgress): void; done(): void } {
+  if (json || !process.stderr.isTTY) return { update() {}, done() {} };
+  const started = Date.now();
+  let shown = false;
+  let last = 0;
+  return {
+    update({ done, total }) {
+      const now = Date.now();
+      if (now - last < 100 && done < total) return;
+      last = now;
+      const width = 24;
+      const filled = Math.round((total > 0 ? done / total : 1) * width);
+      const seconds = (now - started) / 1000;
+      const rate = seconds > 0 ? done / seconds : 0;
+      process.stderr.write(`\r${label} [${"█".repeat(filled)}${"░".repeat(width - filled)}] ${megabytes(done)}/${megabytes(total)} · ${megabytes(rate)}/s\x1b[K`);
+      shown = true;
+    },
+    done() {
+      if (shown) process.stderr.write("\n");
+      shown = false;
     },
   };
 }

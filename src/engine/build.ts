@@ -7,7 +7,9 @@ import { describeIndex, findIndex, missingFieldsWarning } from "./indexes.js";
 import { ensureWorker, workerPid } from "./indexing/spawn.js";
 import { indexTableName } from "./project.js";
 import { indexedObjectCount } from "./status.js";
-import type { IndexInfo } from "./types.js";
+import type { IndexInfo, IndexRecord } from "./types.js";
+import { verifyModelFiles } from "./embedding/model-cache.js";
+import { indexModel } from "./embedding/registry.js";
 
 /** Progress of a build, for `--wait`. */
 export interface BuildProgress {
@@ -39,6 +41,21 @@ function lastWorkerFailure(ctx: EngineContext): { name: string; code: string; me
   return last ? { name: last[1] as string, code: last[2] as string, message: last[3] as string } : null;
 }
 
+/**
+ * Ends a wait on an index the worker cannot build because its model is unavailable: with the
+ * model check's own error when the files are still missing or changed, or with what the worker
+ * found when it blocked the index during this wait. A block recorded before the wait whose model
+ * checks out again is stale: the worker retries and the wait goes on.
+ */
+async function checkBlocked(ctx: EngineContext, index: IndexRecord, started: number): Promise<void> {
+  const blocked = ctx.project.progress(index.id).blocked;
+  if (!blocked) return;
+  await verifyModelFiles(indexModel(index));
+  if (Date.parse(blocked.at) >= started) {
+    throw new EnvironmentError(blocked.code, `Index ${index.name ?? index.id} cannot be built: ${blocked.message}`, { hint: blocked.hint });
+  }
+}
+
 function seconds(ms: number): string {
   return ms >= 120_000 ? `${Math.round(ms / 60_000)} minutes` : `${Math.round(ms / 1000)} s`;
 }
@@ -63,6 +80,7 @@ export async function waitForIndex(ctx: EngineContext, id: string, options: Wait
     const done = Math.min(total, await indexedObjectCount(ctx, index));
     onProgress({ indexId: id, done, total });
     if (info.state === "READY") return info;
+    await checkBlocked(ctx, index, started);
     if (done > lastDone) restarts = 0;
     lastDone = done;
     const key = `${done}|${info.status.ERROR}|${info.status.READY}|${ctx.project.workerState()?.updated_at ?? ""}`;

@@ -6,6 +6,7 @@ import * as v from "valibot";
 import { NotFoundError, ValidationError, type ErrorIssue } from "./errors.js";
 import { fieldRule, FieldRules, isPlainObject, pathSegments, ruleAdmits, setOwn, type RuleKind } from "./fields.js";
 import { compileDelimiter } from "./indexing/segment.js";
+import { MODEL_DTYPES } from "./embedding/model-spec.js";
 
 /** Field types a filterable field can be declared as (`configuration.fields.types`). */
 export const FIELD_TYPES = ["string", "int", "float", "bool", "datetime"] as const;
@@ -60,7 +61,9 @@ const ConfigurationSchema = v.strictObject({
     }),
   ),
   /** semsearch extension: the embedding model of this index (default: the bundled one). */
-  model: v.optional(v.pipe(v.string(), v.minLength(1))),
+  model: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(4096))),
+  /** semsearch extension: the ONNX weights of a Hugging Face model, `q8` or `fp32` (default: q8 where the model offers it). */
+  model_dtype: v.optional(v.picklist(MODEL_DTYPES)),
 });
 
 /**

@@ -3,9 +3,9 @@
  * It never prints and never exits; it returns data, reports progress through callbacks
  * and throws SemsearchError subclasses.
  */
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { EngineContext } from "./context.js";
-import { listModels as registryModels } from "./embedding/registry.js";
 import * as build from "./build.js";
 import * as indexes from "./indexes.js";
 import { resumeWorker, workerPid } from "./indexing/spawn.js";
@@ -13,6 +13,7 @@ import * as objects from "./objects/service.js";
 import { UsageError, type Warning } from "./errors.js";
 import { DEFAULT_PROJECT_DIR, Project, type WorkerState } from "./project.js";
 import { search } from "./search/search.js";
+import * as models from "./models.js";
 import type { SearchParams } from "./search/request.js";
 import type { IndexInfo, IndexStatusCounts, ObjectInfo, SearchPage, StoredObject } from "./types.js";
 
@@ -25,6 +26,10 @@ export type { CreateIndexBody, IndexConfiguration, FieldType } from "./config.js
 export { FIELD_TYPES, INDEX_TYPES } from "./config.js";
 export { DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULTS, VECTOR_CANDIDATES } from "./search/limits.js";
 export { DEFAULT_MODEL } from "./embedding/registry.js";
+export type { ModelListEntry, PullResult } from "./models.js";
+export type { DownloadProgress } from "./embedding/hub.js";
+export type { ModelSpec } from "./embedding/model-spec.js";
+export { modelsDir } from "./embedding/model-cache.js";
 export { integerIn } from "./params.js";
 export { DEFAULT_PROJECT_DIR, findProjectDir } from "./project.js";
 export type { WorkerState } from "./project.js";
@@ -40,12 +45,6 @@ export interface EngineOptions {
    * is still building, a background worker could not be started, a named field no object has.
    */
   onWarning?: (warning: Warning) => void;
-}
-
-export interface ModelInfo {
-  id: string;
-  dimension: number;
-  description: string;
 }
 
 export interface WorkerStatus {
@@ -76,8 +75,8 @@ export class Engine {
   }
 
   /** Validates a create-index body (`{"configuration": {...}}`), stores the index and starts building it. */
-  createIndex(body: unknown): Promise<{ id: string }> {
-    return indexes.createIndex(this.ctx, body, this.now());
+  createIndex(body: unknown, options: indexes.CreateIndexOptions = {}): Promise<{ id: string }> {
+    return indexes.createIndex(this.ctx, body, this.now(), options);
   }
 
   async listIndexes(): Promise<IndexInfo[]> {
@@ -139,8 +138,24 @@ export class Engine {
     return page;
   }
 
-  listModels(): ModelInfo[] {
-    return registryModels().map(({ id, dimension, description }) => ({ id, dimension, description }));
+  /** Known, bundled and downloaded models, with the indexes of this project that use each. */
+  listModels(): models.ModelListEntry[] {
+    return models.listModelEntries(this.projectIndexes());
+  }
+
+  /** Downloads a Hugging Face model ahead of use (resumes a partial download). */
+  pullModel(id: string, options: Pick<models.ResolveOptions, "dtype" | "onProgress"> = {}): Promise<models.PullResult> {
+    return models.pullModel(id, options);
+  }
+
+  /** Removes a downloaded model; ConflictError MODEL_IN_USE while an index of this project uses it, unless forced. */
+  removeModel(id: string, force = false): { id: string; bytes: number } {
+    return models.removeModel(id, this.projectIndexes(), force);
+  }
+
+  /** The indexes of the project, or none when there is no project here (models work without one). */
+  private projectIndexes() {
+    return existsSync(this.ctx.project.dir) ? this.ctx.project.indexes() : [];
   }
 
   /** Whether a worker runs and what it does; starts one first when work is pending and none runs. */

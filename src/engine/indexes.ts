@@ -2,7 +2,9 @@
 import { parseCreateIndexBody, type IndexConfiguration } from "./config.js";
 import { fieldPaths, missingFieldsMessage, namedFields } from "./field-presence.js";
 import type { EngineContext } from "./context.js";
-import { resolveModel, DEFAULT_MODEL } from "./embedding/registry.js";
+import { DEFAULT_MODEL } from "./embedding/registry.js";
+import type { DownloadProgress } from "./embedding/hub.js";
+import { resolveModelSpec } from "./models.js";
 import { ConflictError, NotFoundError, ValidationError } from "./errors.js";
 import { failpoint } from "./failpoint.js";
 import { dropOrphanTables } from "./journals.js";
@@ -13,21 +15,36 @@ import { indexTableName, segmentTableName } from "./project.js";
 import { indexStatusCounts } from "./status.js";
 import type { IndexInfo, IndexRecord, IndexStatusCounts, JsonObject } from "./types.js";
 
-/** Creates an index from a create-index request body and starts building it in the background. */
-export async function createIndex(ctx: EngineContext, body: unknown, now: Date): Promise<{ id: string }> {
+export interface CreateIndexOptions {
+  /** Progress of downloading the index's model, when it is not in the models folder yet. */
+  onModelDownload?: (progress: DownloadProgress) => void;
+}
+
+/**
+ * Creates an index from a create-index request body and starts building it in the background. A
+ * Hugging Face model not downloaded yet is downloaded first (the worker never downloads); if that
+ * fails, nothing is created.
+ */
+export async function createIndex(ctx: EngineContext, body: unknown, now: Date, options: CreateIndexOptions = {}): Promise<{ id: string }> {
   const { configuration, name } = parseCreateIndexBody(body);
   if (configuration.index_type.name === "image") {
     throw new ValidationError("UNSUPPORTED_INDEX_TYPE", 'Index type "image" needs an image embedding model, which this version does not ship yet', {
       issues: [{ path: "configuration.index_type.name", message: "image indexes are not available yet" }],
     });
   }
-  const model = resolveModel(configuration.model ?? DEFAULT_MODEL);
+  const model = await resolveModelSpec(configuration.model ?? DEFAULT_MODEL, {
+    ...(configuration.model_dtype ? { dtype: configuration.model_dtype } : {}),
+    download: true,
+    onProgress: options.onModelDownload,
+    warn: ctx.warn,
+  });
   const record: IndexRecord = {
     id: newIndexId(),
     ...(name === undefined ? {} : { name }),
     configuration,
     model: model.id,
     dimension: model.dimension,
+    ...(model.source === "bundled" ? {} : { embedding: model }),
     created_at: now.toISOString(),
   };
   const store = await ctx.store();
@@ -80,7 +97,8 @@ function isBuilding(status: IndexStatusCounts): boolean {
 
 export async function describeIndex(ctx: EngineContext, index: IndexRecord): Promise<IndexInfo> {
   const status = await indexStatusCounts(ctx, index);
-  return { ...index, state: isBuilding(status) ? "BUILDING" : "READY", status };
+  const blocked = ctx.project.progress(index.id).blocked;
+  return { ...index, state: isBuilding(status) ? "BUILDING" : "READY", status, ...(blocked ? { blocked: { code: blocked.code, message: blocked.message } } : {}) };
 }
 
 export async function listIndexes(ctx: EngineContext): Promise<IndexInfo[]> {

@@ -1,5 +1,6 @@
 /** The shapes of a project's state files, as types and as the schemas their reads are checked against. */
 import * as v from "valibot";
+import { ModelSpecSchema } from "./embedding/model-spec.js";
 import type { Owner } from "./owner.js";
 
 export interface IndexProgress {
@@ -11,6 +12,18 @@ export interface IndexProgress {
   processingSeq: number | null;
   /** Objects that could not be indexed, with the reason; a prototype-free record (ids are user text). */
   errors: Record<string, { seq: number; message: string }>;
+  /**
+   * Set when the worker cannot embed for this index at all (its model is missing, changed or
+   * unreadable): what is wrong and when it was found. Cleared by the next batch that commits.
+   */
+  blocked?: IndexBlock;
+}
+
+export interface IndexBlock {
+  code: string;
+  message: string;
+  hint?: string;
+  at: string;
 }
 
 /** A fresh progress record: nothing indexed. */
@@ -53,6 +66,7 @@ export const ProgressSchema = v.object({
   optimizedSeq: Seq,
   processingSeq: v.nullable(Seq),
   errors: v.record(v.string(), v.object({ seq: Seq, message: v.string() })),
+  blocked: v.optional(v.object({ code: v.string(), message: v.string(), hint: v.optional(v.string()), at: v.string() })),
 });
 const IndexRecordSchema = v.object({
   id: v.pipe(v.string(), v.regex(/^idx_[a-z0-9]+$/)),
@@ -60,6 +74,7 @@ const IndexRecordSchema = v.object({
   configuration: v.unknown(),
   model: v.string(),
   dimension: v.pipe(v.number(), v.safeInteger(), v.minValue(1)),
+  embedding: v.optional(ModelSpecSchema),
   created_at: v.string(),
 });
 export const CatalogSchema = v.object({ version: v.literal(1), indexes: v.array(IndexRecordSchema) });

@@ -1,5 +1,6 @@
 /** Records and result shapes shared by the engine, the CLI and (later) the HTTP server. */
 import type { IndexConfiguration } from "./config.js";
+import type { ModelSpec } from "./embedding/model-spec.js";
 import type { TextHighlight } from "./search/highlights.js";
 
 export type { TextHighlight };
@@ -14,10 +15,16 @@ export interface IndexRecord {
   /** A unique name given at creation, usable wherever the id is. */
   name?: string;
   configuration: IndexConfiguration;
-  /** Embedding model id, e.g. `use-lite-512`. */
+  /** Embedding model id, e.g. `use-lite-512`, `Xenova/bge-small-en-v1.5`, or a model folder. */
   model: string;
   /** Vector dimension of the model. */
   dimension: number;
+  /**
+   * Everything needed to embed queries exactly as the objects were: source, revision, dtype,
+   * weights hash, pooling, prefixes, window. Absent in indexes of the bundled model created before
+   * it was recorded.
+   */
+  embedding?: ModelSpec;
   /** ISO 8601 creation time. */
   created_at: string;
 }
@@ -34,6 +41,8 @@ export type IndexState = "BUILDING" | "READY";
 export interface IndexInfo extends IndexRecord {
   state: IndexState;
   status: IndexStatusCounts;
+  /** Present when the worker cannot build the index at all: its model is missing, changed or unreadable. */
+  blocked?: { code: string; message: string };
 }
 
 /** A stored object with its metadata. */

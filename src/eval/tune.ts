@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { EngineContext } from "../engine/context.js";
 import { createEmbeddingPool } from "../engine/embedding/pool.js";
-import { loadModel } from "../engine/embedding/registry.js";
+import { BUNDLED_SPEC, loadModel } from "../engine/embedding/registry.js";
 import { segmentText } from "../engine/indexing/segment.js";
 import { indexTableName, Project } from "../engine/project.js";
 import { compareRanked, type ScoredId } from "../engine/search/fuse.js";
@@ -87,7 +87,7 @@ async function segmentVectors(documents: { id: string; title: string; text: stri
     }
   }
   process.stderr.write(`embedding ${texts.length} segments of ${documents.length} documents (cached)…\n`);
-  const pool = createEmbeddingPool("use-lite-512");
+  const pool = createEmbeddingPool(BUNDLED_SPEC);
   const start = performance.now();
   const rows = await pool.embed(texts);
   await pool.close();
@@ -206,7 +206,7 @@ async function collectParts(depth: number, withSegments: boolean): Promise<Parts
   const ctx = new EngineContext(new Project(path.join(cacheDir, "scifact")));
   const store = await ctx.store();
   const table = indexTableName(indexId);
-  const model = await loadModel("use-lite-512");
+  const model = await loadModel(BUNDLED_SPEC);
   const segments = withSegments ? await segmentVectors(collection.documents, cacheDir) : null;
   docVectors = await store.allVectors(table);
   const parts: Parts[] = [];

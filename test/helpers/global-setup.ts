@@ -1,6 +1,7 @@
 /**
  * One temporary root per test run: TMPDIR points into it for the test workers and every CLI they
  * start, and the whole root is removed when the run ends, so no test leaves directories behind.
+ * The models folder lives there too, and the hub is a closed local port unless a test starts its own.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +11,10 @@ export default function setup(): () => void {
   const root = mkdtempSync(path.join(tmpdir(), "semsearch-tests-"));
   const previous = process.env.TMPDIR;
   process.env.TMPDIR = root;
+  // Models are downloaded only from the tests' own hub servers, into the run's root: never from the
+  // network (a closed port answers), never into the user's cache.
+  process.env.SEMSEARCH_MODELS = path.join(root, "models");
+  process.env.SEMSEARCH_HF_ENDPOINT = "http://127.0.0.1:9";
   return () => {
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;

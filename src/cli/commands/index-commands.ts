@@ -4,6 +4,7 @@ import { checkNoMix, indexBodyFromFlags, type IndexCreateFlags } from "../index-
 import { parseJsonText, UsageError } from "../../engine/index.js";
 import { withEngine, readInput, type GlobalOptions } from "../options.js";
 import { printResult } from "../output.js";
+import { downloadProgressReporter } from "../progress.js";
 import { waitForBuild, type WaitFlags } from "../wait.js";
 import { renderIndexTable } from "../render/table.js";
 
@@ -32,7 +33,14 @@ export async function indexCreate(options: IndexCreateOptions): Promise<void> {
     body = indexBodyFromFlags(options);
   }
   await withEngine(options, async (engine) => {
-    const { id } = await engine.createIndex(withName(body, options.name));
+    const download = downloadProgressReporter(options.json, "downloading the model");
+    let created: { id: string };
+    try {
+      created = await engine.createIndex(withName(body, options.name), { onModelDownload: (progress) => download.update(progress) });
+    } finally {
+      download.done();
+    }
+    const { id } = created;
     // The index exists now: its id is printed at once, also when a wait follows (and gives up).
     printResult(options, { id }, () => `${id}\n`);
     if (options.wait) await waitForBuild(engine, id, options);
@@ -46,13 +54,20 @@ export async function indexList(options: GlobalOptions): Promise<void> {
   });
 }
 
+function modelLine(index: IndexInfo): string {
+  const spec = index.embedding;
+  if (!spec) return `${index.model} (${index.dimension}-d, bundled)`;
+  const parts = [`${spec.dimension}-d`, spec.dtype, `${spec.pooling} pooling`, `window ${spec.window}`, spec.source === "hub" ? `revision ${spec.revision?.slice(0, 12)}` : "local folder"];
+  return `${index.model} (${parts.filter(Boolean).join(", ")})`;
+}
+
 function describe(index: IndexInfo): string {
   const { status } = index;
   return [
     `id:        ${index.id}`,
     ...(index.name ? [`name:      ${index.name}`] : []),
     `type:      ${index.configuration.index_type.name} (${index.configuration.index_type.neural_only ? "neural only" : "hybrid"})`,
-    `model:     ${index.model} (${index.dimension}-d)`,
+    `model:     ${modelLine(index)}`,
     `state:     ${index.state}`,
     `objects:   ${status.READY} ready, ${status.PROCESSING} processing, ${status.UPLOADED} uploaded, ${status.ERROR} error`,
     `created:   ${index.created_at}`,

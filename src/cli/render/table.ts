@@ -17,7 +17,7 @@ export function snippet(text: string, max: number): string {
   return flat.slice(0, Math.max(1, max - 1)).trimEnd() + "…";
 }
 
-function newTable(head: string[], colWidths?: number[]): Table.Table {
+export function newTable(head: string[], colWidths?: number[]): Table.Table {
   return new Table({
     head: head.map((title) => chalk.bold(title)),
     style: { head: [], border: [] },

@@ -6,6 +6,7 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { errorFromPayload, InternalError, type ErrorPayload } from "../errors.js";
+import type { ModelSpec } from "./model-spec.js";
 
 /** Texts sent to a thread at a time: small enough to balance, large enough to amortise messaging. */
 const CHUNK = 8;
@@ -34,7 +35,7 @@ export function defaultThreadCount(): number {
   return Math.max(1, availableParallelism());
 }
 
-export function createEmbeddingPool(model: string, threads = defaultThreadCount()): EmbeddingPool {
+export function createEmbeddingPool(model: ModelSpec, threads = defaultThreadCount()): EmbeddingPool {
   const queue: Task[] = [];
   const slots: Slot[] = [];
   let failure: Error | null = null;

@@ -5,24 +5,18 @@
  * provider recorded for the index.
  */
 
+/** What a text is, for models that embed queries and documents differently (prefixes). */
+export type EmbedRole = "query" | "document";
+
 export interface EmbeddingProvider {
   /** Model id as recorded in the index catalog. */
   readonly id: string;
   /** Length of every vector. */
   readonly dimension: number;
-  /** Embeds texts; one unit-length vector per text, in order. */
-  embedTexts(texts: readonly string[]): Promise<Float32Array[]>;
+  /** Embeds texts (documents unless told otherwise); one vector per text, in order, never cutting a text. */
+  embedTexts(texts: readonly string[], role?: EmbedRole): Promise<Float32Array[]>;
   /** Releases the model. */
   dispose(): Promise<void>;
-}
-
-/** What the registry knows of a model before loading it. */
-export interface ModelDescriptor {
-  id: string;
-  dimension: number;
-  description: string;
-  /** Loads the model (lazily imports its runtime). */
-  load(): Promise<EmbeddingProvider>;
 }
 
 /** Scales a vector to unit length in place (zero vectors stay zero). */

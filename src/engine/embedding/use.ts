@@ -7,11 +7,15 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { charWindows } from "./pooling.js";
 import { UnigramTokenizer, type Vocabulary } from "./tokenizer.js";
 import { normalise, type EmbeddingProvider } from "./provider.js";
 
 export const USE_MODEL_ID = "use-lite-512";
 export const USE_DIMENSION = 512;
+
+/** Characters per model call; longer texts are embedded in windows of about this size. */
+export const WINDOW_CHARS = 2000;
 
 const require = createRequire(import.meta.url);
 
@@ -67,10 +71,27 @@ class UniversalSentenceEncoder implements EmbeddingProvider {
     private readonly tokenizer: UnigramTokenizer,
   ) {}
 
+  /**
+   * Texts longer than WINDOW_CHARS are embedded in windows cut at word boundaries, and the text's
+   * vector is the mean of the window vectors weighted by their lengths. The model has no query or
+   * document prefixes: the role is ignored.
+   */
   async embedTexts(texts: readonly string[]): Promise<Float32Array[]> {
-    // One text per model call: measured fastest for this model (sparse input, no padding).
+    // One window per model call: measured fastest for this model (sparse input, no padding).
     const out: Float32Array[] = [];
-    for (const text of texts) out.push(await this.embedOne(text));
+    for (const text of texts) {
+      const windows = charWindows(text, WINDOW_CHARS);
+      if (windows.length === 1) {
+        out.push(await this.embedOne(text));
+        continue;
+      }
+      const sum = new Float32Array(this.dimension);
+      for (const window of windows) {
+        const vector = await this.embedOne(window);
+        for (let d = 0; d < sum.length; d++) sum[d] = (sum[d] as number) + (vector[d] as number) * window.length;
+      }
+      out.push(normalise(sum));
+    }
     return out;
   }
 

@@ -11,9 +11,6 @@ import { FieldRules, ownValue } from "../fields.js";
 import type { JsonObject } from "../types.js";
 import { compileDelimiter, type SegmentDelimiter } from "./segment.js";
 
-/** Characters of searchable text given to the embedding model; the full text stays in the lexical index. */
-export const MAX_EMBED_CHARS = 2000;
-
 /** The searchable text of an object, one scalar value per line. */
 export function searchableText(object: JsonObject, config: IndexConfiguration): string {
   return new FieldRules(config)
@@ -21,13 +18,6 @@ export function searchableText(object: JsonObject, config: IndexConfiguration): 
     .map(({ value }) => String(value))
     .filter((text) => text.trim() !== "")
     .join("\n");
-}
-
-/** The part of the searchable text that is embedded: cut at a word boundary near MAX_EMBED_CHARS. */
-export function embeddableText(text: string): string {
-  if (text.length <= MAX_EMBED_CHARS) return text;
-  const cut = text.lastIndexOf(" ", MAX_EMBED_CHARS);
-  return text.slice(0, cut > MAX_EMBED_CHARS / 2 ? cut : MAX_EMBED_CHARS);
 }
 
 /** A field of an object whose text is split into highlight segments. */

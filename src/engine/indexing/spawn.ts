@@ -50,8 +50,8 @@ export function ensureWorker(project: Project): void {
 }
 
 /** Whether any index has objects it has not indexed or optimized yet (from stored progress alone). */
-export function hasPendingWork(ctx: EngineContext): boolean {
-  const indexes = ctx.project.indexes();
+export function hasPendingWork(ctx: EngineContext, skip: ReadonlySet<string> = new Set()): boolean {
+  const indexes = ctx.project.indexes().filter((index) => !skip.has(index.id));
   // A lost or damaged counter hides how far writes got: a worker restores it from stored state and looks.
   if (indexes.length > 0 && !ctx.project.seqKnown()) return true;
   const last = ctx.project.lastSeq();

@@ -9,6 +9,9 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { createEmbeddingPool, type EmbeddingPool } from "../embedding/pool.js";
+import { indexModel } from "../embedding/registry.js";
+import { MODEL_UNAVAILABLE } from "../embedding/model-cache.js";
+import { SemsearchError } from "../errors.js";
 import type { EngineContext } from "../context.js";
 import { failpoint } from "../failpoint.js";
 import { dropOrphanTables } from "../journals.js";
@@ -19,7 +22,7 @@ import { storageType } from "../field-types.js";
 import { batchFilters, fieldType, filterColumnPath, MAX_FILTER_COLUMNS, type BatchFilters } from "../filter-fields.js";
 import type { FilterColumnType, IndexRow, LanceStore, ObjectRow, SegmentRow } from "../store/lancedb.js";
 import type { IndexRecord, JsonObject } from "../types.js";
-import { embeddableText, highlightsEnabled, searchableText, segmentableFields, segmentDelimiter } from "./extract.js";
+import { highlightsEnabled, searchableText, segmentableFields, segmentDelimiter } from "./extract.js";
 import { segmentText } from "./segment.js";
 
 /** Objects embedded and committed per batch. */
@@ -98,11 +101,13 @@ class Worker {
     private readonly log: WorkerLog,
   ) {}
 
-  private pool(model: string): EmbeddingPool {
-    let pool = this.pools.get(model);
+  private pool(index: IndexRecord): EmbeddingPool {
+    const model = indexModel(index);
+    const key = JSON.stringify(model);
+    let pool = this.pools.get(key);
     if (!pool) {
       pool = createEmbeddingPool(model);
-      this.pools.set(model, pool);
+      this.pools.set(key, pool);
     }
     return pool;
   }
@@ -195,7 +200,7 @@ class Worker {
     const { filters, indexable } = prepared;
     const texts = indexable.map((entry) => entry.text);
     const segments = indexable.flatMap((entry) => entry.segments);
-    const vectors = await this.pool(index.model).embed([...texts.map(embeddableText), ...segments.map((segment) => segment.text)]);
+    const vectors = await this.pool(index).embed([...texts, ...segments.map((segment) => segment.text)]);
     const rows: IndexRow[] = indexable.map(({ row }, i) => ({
       id: row.id,
       seq: row.seq,
@@ -233,6 +238,7 @@ class Worker {
       for (const id of failed) saved.errors[id] = { seq: (current.get(id) as ObjectRow).seq, message: prepared.errors.get(id) as string };
       saved.indexedSeq = Math.max(saved.indexedSeq, lastSeq);
       saved.processingSeq = null;
+      delete saved.blocked;
       project.saveProgress(index.id, saved);
     });
     this.indexed += batch.length;
@@ -332,11 +338,38 @@ class Worker {
     this.log("compacted the object table");
   }
 
+  /** Indexes whose model could not be loaded in this run: skipped until the next worker tries again. */
+  readonly blocked = new Set<string>();
+
+  /**
+   * Records that an index cannot be built because its model is unavailable, so `--wait` and
+   * `index get` can say why, and goes on with the other indexes.
+   */
+  private async block(index: IndexRecord, error: SemsearchError): Promise<void> {
+    this.blocked.add(index.id);
+    this.log(`${index.id}: blocked [${error.name} ${error.code}]: ${error.message}`);
+    await this.locked(async () => {
+      this.saveProgress(index, (progress) => {
+        progress.blocked = { code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}), at: new Date().toISOString() };
+        progress.processingSeq = null;
+      });
+    });
+  }
+
   /** One pass over every index; true when anything was indexed. */
   private async pass(): Promise<boolean> {
     let worked = false;
     for (const index of this.ctx.project.indexes()) {
-      if (await this.indexBatch(index)) {
+      if (this.blocked.has(index.id)) continue;
+      let indexed: boolean;
+      try {
+        indexed = await this.indexBatch(index);
+      } catch (error) {
+        if (!(error instanceof SemsearchError && MODEL_UNAVAILABLE.has(error.code))) throw error;
+        await this.block(index, error);
+        continue;
+      }
+      if (indexed) {
         worked = true;
         await this.optimize(index, false);
       } else {
@@ -380,6 +413,7 @@ class Worker {
  */
 export async function runWorker(ctx: EngineContext, log: WorkerLog): Promise<void> {
   let release: Release | null = tryLock(ctx.project.workerLock);
+  const blocked = new Set<string>();
   while (release) {
     const worker = new Worker(ctx, log);
     const heartbeat = setInterval(() => worker.heartbeat(), HEARTBEAT_MS);
@@ -389,9 +423,11 @@ export async function runWorker(ctx: EngineContext, log: WorkerLog): Promise<voi
     } finally {
       clearInterval(heartbeat);
       await worker.close();
+      for (const id of worker.blocked) blocked.add(id);
       ctx.project.saveWorkerState(null);
       release();
     }
-    release = hasPendingWork(ctx) ? tryLock(ctx.project.workerLock) : null;
+    // Indexes blocked by an unavailable model are retried by the next worker a command starts, not in a loop here.
+    release = hasPendingWork(ctx, blocked) ? tryLock(ctx.project.workerLock) : null;
   }
 }

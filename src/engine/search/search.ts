@@ -1,7 +1,7 @@
 /** Searching an index: embed the query with the index's model, rank, fuse, page, attach objects and highlights. */
 import type { EngineContext } from "../context.js";
 import { isNeuralOnly } from "../config.js";
-import { loadModel } from "../embedding/registry.js";
+import { indexModel, loadModel } from "../embedding/registry.js";
 import { ValidationError } from "../errors.js";
 import { FieldRules, ownValue } from "../fields.js";
 import { fieldResolver } from "../filter-fields.js";
@@ -70,7 +70,7 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
   const table = indexTableName(index.id);
   const mode = searchMode(index, request.mode);
   // Loading the model is most of a cold start: overlap it with opening the database.
-  const queryVector = loadModel(index.model).then((model) => model.embedTexts([request.query]));
+  const queryVector = loadModel(indexModel(index)).then((model) => model.embedTexts([request.query], "query"));
   queryVector.catch(() => {});
   const store = await ctx.store();
   const building = await buildingState(ctx, index);

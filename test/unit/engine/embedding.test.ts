@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadModel } from "../../../src/engine/embedding/registry.js";
+import { BUNDLED_SPEC, loadModel } from "../../../src/engine/embedding/registry.js";
 
 function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0;
@@ -11,7 +11,7 @@ const texts = ["Cats purr when they are content.", "Kittens are young cats.", "I
 
 describe("bundled Universal Sentence Encoder", () => {
   it("gives unit vectors of 512 dimensions, the same alone or in a batch", async () => {
-    const model = await loadModel("use-lite-512");
+    const model = await loadModel(BUNDLED_SPEC);
     const batch = await model.embedTexts(texts);
     expect(batch).toHaveLength(texts.length);
     for (const vector of batch) {
@@ -23,7 +23,7 @@ describe("bundled Universal Sentence Encoder", () => {
   });
 
   it("puts related sentences closer than unrelated ones", async () => {
-    const [cats, kittens, rates] = await (await loadModel("use")).embedTexts(texts.slice(0, 3));
+    const [cats, kittens, rates] = await (await loadModel(BUNDLED_SPEC)).embedTexts(texts.slice(0, 3));
     expect(cosine(cats as Float32Array, kittens as Float32Array)).toBeGreaterThan(cosine(cats as Float32Array, rates as Float32Array) + 0.1);
   });
 });
@@ -33,11 +33,11 @@ describe("embedding pool", () => {
     // Threads run built JavaScript: the pool is taken from dist/ (`npm test` builds first).
     const built = new URL("../../../dist/engine/embedding/pool.js", import.meta.url).href;
     const { createEmbeddingPool } = (await import(built)) as typeof import("../../../src/engine/embedding/pool.js");
-    const pool = createEmbeddingPool("use-lite-512", 2);
+    const pool = createEmbeddingPool(BUNDLED_SPEC, 2);
     try {
       const many = Array.from({ length: 20 }, (_, i) => `sentence number ${i} about ${i % 2 ? "dogs" : "markets"}`);
       const pooled = await pool.embed(many);
-      const direct = await (await loadModel("use-lite-512")).embedTexts(many);
+      const direct = await (await loadModel(BUNDLED_SPEC)).embedTexts(many);
       expect(pooled).toHaveLength(many.length);
       pooled.forEach((vector, i) => expect(cosine(vector, direct[i] as Float32Array)).toBeCloseTo(1, 5));
     } finally {

@@ -1,0 +1,64 @@
+/** `semsearch models list | pull | rm`: the embedding models on this machine. */
+import type { ModelListEntry } from "../../engine/index.js";
+import { modelsDir, UsageError } from "../../engine/index.js";
+import { withEngine, type GlobalOptions } from "../options.js";
+import { printResult } from "../output.js";
+import { downloadProgressReporter } from "../progress.js";
+import { newTable } from "../render/table.js";
+import { chalk } from "../render/style.js";
+
+function size(bytes: number): string {
+  return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
+}
+
+function renderModels(models: ModelListEntry[]): string {
+  const table = newTable(["model", "status", "dtype", "size", "used by", "about"]);
+  for (const model of models) {
+    const bytes = model.downloads.reduce((sum, download) => sum + download.bytes, 0);
+    const dtypes = [...new Set(model.downloads.flatMap((download) => download.dtypes))];
+    const status = model.status === "known" ? chalk.dim("not downloaded") : model.status;
+    table.push([model.id, status, dtypes.join(", "), bytes ? size(bytes) : "", model.used_by.join(", "), model.description]);
+  }
+  return `${table.toString()}\nmodels folder: ${modelsDir()}\n`;
+}
+
+export async function modelsList(options: GlobalOptions): Promise<void> {
+  await withEngine(options, async (engine) => {
+    const models = engine.listModels();
+    printResult(options, { models, models_dir: modelsDir() }, () => renderModels(models));
+  });
+}
+
+export interface ModelsPullOptions extends GlobalOptions {
+  dtype?: string;
+}
+
+function dtypeOf(value: string | undefined): "q8" | "fp32" | undefined {
+  if (value === undefined || value === "q8" || value === "fp32") return value;
+  throw new UsageError("INVALID_DTYPE", `--dtype must be q8 or fp32, not "${value}"`);
+}
+
+export async function modelsPull(id: string, options: ModelsPullOptions): Promise<void> {
+  const dtype = dtypeOf(options.dtype);
+  await withEngine(options, async (engine) => {
+    const progress = downloadProgressReporter(options.json, id);
+    try {
+      const pulled = await engine.pullModel(id, { ...(dtype ? { dtype } : {}), onProgress: (p) => progress.update(p) });
+      progress.done();
+      printResult(options, pulled, () => `${pulled.id} (${pulled.dtype}, revision ${pulled.revision.slice(0, 12)}): ${size(pulled.bytes)} in ${pulled.path}\n`);
+    } finally {
+      progress.done();
+    }
+  });
+}
+
+export interface ModelsRmOptions extends GlobalOptions {
+  force?: boolean;
+}
+
+export async function modelsRm(id: string, options: ModelsRmOptions): Promise<void> {
+  await withEngine(options, async (engine) => {
+    const removed = engine.removeModel(id, options.force === true);
+    printResult(options, removed, () => `removed ${removed.id} (${size(removed.bytes)})\n`);
+  });
+}

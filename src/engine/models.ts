@@ -1,0 +1,285 @@
+/**
+ * Embedding models as users name them: `use` (bundled), a Hugging Face id, or a model folder.
+ * Resolving a name gives the ModelSpec an index records, downloading the model first when asked
+ * to; listing, pulling ahead and removing downloaded models.
+ */
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import path from "node:path";
+import { ConflictError, EnvironmentError, fsError, ValidationError, type Warning } from "./errors.js";
+import { knownModel, KNOWN_MODELS, type KnownModel } from "./embedding/known-models.js";
+import { cachedModel, cachedModels, isHubId, MANIFEST, modelsDir, readManifest, removeCachedModel, weightsHash, type CachedModel } from "./embedding/model-cache.js";
+import { modelLabel, type ModelDtype, type ModelSpec, type Pooling } from "./embedding/model-spec.js";
+import { chooseDtype, downloadModel, fetchModelInfo, filesFor, WEIGHTS_FILES, type DownloadProgress } from "./embedding/hub.js";
+import { BUNDLED_ALIASES, BUNDLED_DESCRIPTION, BUNDLED_SPEC } from "./embedding/registry.js";
+import { readFolderFacts } from "./embedding/folder-facts.js";
+import type { IndexRecord } from "./types.js";
+
+export interface ResolveOptions {
+  dtype?: ModelDtype;
+  /** Download a hub model that is not in the cache (index create, models pull); never in the worker. */
+  download?: boolean;
+  onProgress?: (progress: DownloadProgress) => void;
+  warn?: (warning: Warning) => void;
+}
+
+/** Whether a `--model` value names a folder rather than a hub id. */
+function looksLikePath(name: string): boolean {
+  return /^(\.{1,2}([\\/]|$)|[\\/]|~[\\/]|[A-Za-z]:[\\/])/.test(name) || (!isHubId(name) && existsSync(name));
+}
+
+function expandHome(name: string): string {
+  return name.startsWith("~/") || name.startsWith("~\\") ? path.join(homedir(), name.slice(2)) : name;
+}
+
+function readJson(file: string): Record<string, unknown> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw fsError(error, "read", file);
+  }
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    throw new EnvironmentError("MODEL_UNREADABLE", `The model file ${file} is not valid JSON`, { hint: "Download the model again, or fix the folder." });
+  }
+}
+
+/** Settings a folder states itself, in sentence-transformers' files (`1_Pooling/config.json`, `config_sentence_transformers.json`). */
+function statedSettings(dir: string): Partial<Pick<KnownModel, "pooling" | "query_prefix" | "document_prefix">> {
+  const out: Partial<Pick<KnownModel, "pooling" | "query_prefix" | "document_prefix">> = {};
+  const pooling = readJson(path.join(dir, "1_Pooling", "config.json"));
+  if (pooling?.pooling_mode_cls_token === true) out.pooling = "cls";
+  else if (pooling?.pooling_mode_mean_tokens === true) out.pooling = "mean";
+  const st = readJson(path.join(dir, "config_sentence_transformers.json"));
+  const prompts = st?.prompts as Record<string, unknown> | undefined;
+  if (typeof prompts?.query === "string") out.query_prefix = prompts.query;
+  if (typeof prompts?.document === "string") out.document_prefix = prompts.document;
+  else if (typeof prompts?.passage === "string") out.document_prefix = prompts.passage;
+  return out;
+}
+
+/**
+ * The spec of a model in a folder: weights chosen by dtype, hashed; settings from the known table
+ * (by the id a semsearch download recorded), else from the folder's own sentence-transformers files,
+ * else mean pooling without prefixes (with a warning).
+ */
+async function folderSpec(dir: string, source: "hub" | "folder", id: string, options: ResolveOptions, revision?: string): Promise<ModelSpec> {
+  const config = readJson(path.join(dir, "config.json"));
+  if (!config || !existsSync(path.join(dir, "tokenizer.json"))) {
+    throw new ValidationError("MODEL_UNSUPPORTED", `${dir} is not a model folder: it needs config.json, tokenizer.json and onnx/model.onnx (transformers.js layout)`, {
+      issues: [{ path: "configuration.model", message: "not a model folder" }],
+    });
+  }
+  const dtype = chooseDtype((file) => existsSync(path.join(dir, file)), options.dtype);
+  if (dtype === null) {
+    throw new ValidationError("MODEL_UNSUPPORTED", `${dir} has no ${options.dtype ? WEIGHTS_FILES[options.dtype] : "onnx/model.onnx or onnx/model_quantized.onnx"}`, {
+      issues: [{ path: "configuration.model", message: "no ONNX weights" }],
+    });
+  }
+  const file = WEIGHTS_FILES[dtype];
+  let sha256: string;
+  let size: number;
+  try {
+    size = statSync(path.join(dir, file)).size;
+    sha256 = await weightsHash(path.join(dir, file));
+  } catch (error) {
+    throw fsError(error, "read", path.join(dir, file));
+  }
+  const facts = readFolderFacts(config, readJson(path.join(dir, "tokenizer_config.json")) ?? {});
+  const recordedId = readManifest(dir)?.id;
+  const known = knownModel(recordedId ?? id);
+  const stated = statedSettings(dir);
+  if (!known && stated.pooling === undefined) {
+    options.warn?.({
+      code: "MODEL_SETTINGS_GUESSED",
+      message: `semsearch does not know the model ${id}: it uses mean pooling, no query or document prefixes, and a window of ${facts.window} tokens (from its config). If its model card says otherwise, results will be weaker.`,
+    });
+  }
+  const pooling: Pooling = known?.pooling ?? stated.pooling ?? "mean";
+  return {
+    id,
+    source,
+    ...(revision ? { revision } : {}),
+    dtype,
+    weights: { file, size, sha256 },
+    pooling,
+    normalize: known?.normalize ?? true,
+    query_prefix: known?.query_prefix ?? stated.query_prefix ?? "",
+    document_prefix: known?.document_prefix ?? stated.document_prefix ?? "",
+    window: Math.min(known?.window ?? facts.window, facts.window),
+    dimension: facts.dimension,
+  };
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0] as number;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j] as number;
+      row[j] = Math.min(above + 1, (row[j - 1] as number) + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length] as number;
+}
+
+/** The known names closest to a mistyped one. */
+export function suggestModels(name: string): string[] {
+  const lower = name.toLowerCase();
+  const names = [...BUNDLED_ALIASES.slice(0, 1), ...KNOWN_MODELS.map((model) => model.id)];
+  return names
+    .map((candidate) => {
+      const c = candidate.toLowerCase();
+      return { candidate, score: Math.min(distance(lower, c), distance(lower, c.split("/").pop() as string)) };
+    })
+    .filter(({ score }) => score <= Math.max(2, Math.floor(name.length / 4)))
+    .sort((a, b) => a.score - b.score)
+    .slice(0, 3)
+    .map(({ candidate }) => candidate);
+}
+
+/** A hub model in the cache, or downloaded now; MODEL_NOT_DOWNLOADED when not allowed to download. */
+async function hubModelDir(id: string, options: ResolveOptions): Promise<{ dir: string; revision: string; id: string }> {
+  const wanted = options.dtype ? WEIGHTS_FILES[options.dtype] : undefined;
+  const cached = cachedModel(id, wanted);
+  if (cached && chooseDtype((file) => Object.hasOwn(cached.manifest.files, file), options.dtype)) {
+    return { dir: cached.dir, revision: cached.revision, id: cached.manifest.id };
+  }
+  if (!options.download) {
+    throw new EnvironmentError("MODEL_NOT_DOWNLOADED", `The model ${id}${options.dtype ? ` (${options.dtype})` : ""} is not downloaded (models folder: ${modelsDir()})`, {
+      hint: `Run \`semsearch models pull ${id}\`, or copy the models folder from a machine that has it.`,
+    });
+  }
+  const info = await fetchModelInfo(id);
+  const dtype = chooseDtype((file) => info.files.some((candidate) => candidate.path === file), options.dtype);
+  if (dtype === null) {
+    throw new ValidationError("MODEL_UNSUPPORTED", `The model ${id} has no ${options.dtype ? WEIGHTS_FILES[options.dtype] : "ONNX weights (onnx/model.onnx)"} on the hub`, {
+      hint: "semsearch runs ONNX feature-extraction models in transformers.js layout; look for a Xenova/… or onnx-community/… conversion.",
+      issues: [{ path: "configuration.model", message: "no ONNX weights" }],
+    });
+  }
+  const files = filesFor(info, dtype);
+  const extra = info.files.filter((file) => file.path === "1_Pooling/config.json" || file.path === "config_sentence_transformers.json");
+  const dir = await downloadModel(info, [...files, ...extra], { onProgress: options.onProgress });
+  return { dir, revision: info.revision, id };
+}
+
+/**
+ * The spec of the model `name` names: `use`/`default` (bundled), a model folder (a path), or a hub
+ * id (from the cache, or downloaded when `download` is set). ValidationError UNKNOWN_MODEL for
+ * anything else, with the nearest known names.
+ */
+export async function resolveModelSpec(name: string, options: ResolveOptions = {}): Promise<ModelSpec> {
+  if ((BUNDLED_ALIASES as readonly string[]).includes(name)) {
+    if (options.dtype) throw new ValidationError("INVALID_MODEL_DTYPE", "The bundled model has no dtype choice", { issues: [{ path: "configuration.model_dtype", message: "only for Hugging Face models" }] });
+    return BUNDLED_SPEC;
+  }
+  if (looksLikePath(name)) {
+    const dir = path.resolve(expandHome(name));
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+      throw new ValidationError("UNKNOWN_MODEL", `The model folder ${dir} does not exist`, { issues: [{ path: "configuration.model", message: "no such folder" }] });
+    }
+    return folderSpec(dir, "folder", dir, options);
+  }
+  if (!isHubId(name)) {
+    const near = suggestModels(name);
+    throw new ValidationError("UNKNOWN_MODEL", `Unknown embedding model "${name}": use \`use\` (bundled), a Hugging Face id (owner/name), or a model folder path`, {
+      hint: near.length ? `Did you mean ${near.join(" or ")}?` : "`semsearch models list` shows the known models.",
+      issues: [{ path: "configuration.model", message: `unknown model "${name}"` }],
+    });
+  }
+  const { dir, revision, id } = await hubModelDir(name, options);
+  return folderSpec(dir, "hub", knownModel(id)?.id ?? id, options, revision);
+}
+
+export interface ModelListEntry {
+  id: string;
+  /** `bundled`, `downloaded`, or `known` (not downloaded) */
+  status: "bundled" | "downloaded" | "known";
+  description: string;
+  dimension?: number;
+  pooling?: Pooling;
+  /** Downloaded revisions with their dtypes, size and folder. */
+  downloads: { revision: string; dtypes: ModelDtype[]; bytes: number; path: string }[];
+  /** Indexes of this project that use the model. */
+  used_by: string[];
+  /** Published SciFact nDCG@10 where known. */
+  scifact?: number;
+}
+
+function dtypesOf(model: CachedModel): ModelDtype[] {
+  return (Object.keys(WEIGHTS_FILES) as ModelDtype[]).filter((dtype) => Object.hasOwn(model.manifest.files, WEIGHTS_FILES[dtype]));
+}
+
+/** Known and downloaded models, with what uses them in the given indexes. */
+export function listModelEntries(indexes: readonly IndexRecord[]): ModelListEntry[] {
+  const usedBy = (id: string) => indexes.filter((index) => (index.embedding?.id ?? index.model).toLowerCase() === id.toLowerCase()).map((index) => index.name ?? index.id);
+  const cached = cachedModels();
+  const entries: ModelListEntry[] = [
+    { id: BUNDLED_SPEC.id, status: "bundled", description: BUNDLED_DESCRIPTION, dimension: BUNDLED_SPEC.dimension, downloads: [], used_by: usedBy(BUNDLED_SPEC.id) },
+  ];
+  const ids = new Map<string, string>();
+  for (const known of KNOWN_MODELS) ids.set(known.id.toLowerCase(), known.id);
+  for (const model of cached) if (!ids.has(model.id.toLowerCase())) ids.set(model.id.toLowerCase(), model.id);
+  for (const [lower, id] of ids) {
+    const known = knownModel(id);
+    const downloads = cached.filter((model) => model.id.toLowerCase() === lower).map((model) => ({ revision: model.revision, dtypes: dtypesOf(model), bytes: model.bytes, path: model.dir }));
+    entries.push({
+      id,
+      status: downloads.length ? "downloaded" : "known",
+      description: known ? `${known.languages}, ${known.dimension}-d, ${known.pooling} pooling${known.query_prefix ? ", query prefix" : ""}` : "not in the known table (settings read from its config)",
+      ...(known ? { dimension: known.dimension, pooling: known.pooling } : {}),
+      downloads,
+      used_by: usedBy(id),
+      ...(known?.scifact ? { scifact: known.scifact } : {}),
+    });
+  }
+  // Folder models used by indexes of this project.
+  for (const index of indexes) {
+    if (index.embedding?.source === "folder" && !entries.some((entry) => entry.id === index.embedding?.id)) {
+      entries.push({ id: index.embedding.id, status: "downloaded", description: "a local model folder", dimension: index.embedding.dimension, pooling: index.embedding.pooling, downloads: [], used_by: usedBy(index.embedding.id) });
+    }
+  }
+  return entries;
+}
+
+export interface PullResult {
+  id: string;
+  revision: string;
+  dtype: ModelDtype;
+  path: string;
+  bytes: number;
+}
+
+/** Downloads a hub model ahead of use (resuming a partial download); the cached copy when whole. */
+export async function pullModel(id: string, options: ResolveOptions = {}): Promise<PullResult> {
+  if (!isHubId(id)) {
+    const near = suggestModels(id);
+    throw new ValidationError("UNKNOWN_MODEL", `"${id}" is not a Hugging Face model id (owner/name)`, { hint: near.length ? `Did you mean ${near.join(" or ")}?` : undefined });
+  }
+  const spec = await resolveModelSpec(id, { ...options, download: true });
+  const cached = cachedModels().find((model) => model.revision === spec.revision && model.id.toLowerCase() === id.toLowerCase()) as CachedModel;
+  return { id: spec.id, revision: spec.revision as string, dtype: spec.dtype as ModelDtype, path: cached.dir, bytes: cached.bytes };
+}
+
+/** Removes a downloaded model; ConflictError MODEL_IN_USE while indexes use it, unless forced. */
+export function removeModel(id: string, indexes: readonly IndexRecord[], force: boolean): { id: string; bytes: number } {
+  const users = indexes.filter((index) => index.embedding?.source === "hub" && index.embedding.id.toLowerCase() === id.toLowerCase());
+  if (!cachedModels().some((model) => model.id.toLowerCase() === id.toLowerCase())) {
+    throw new ValidationError("MODEL_NOT_DOWNLOADED", `The model ${id} is not downloaded (models folder: ${modelsDir()})`, { hint: "`semsearch models list` shows what is." });
+  }
+  if (users.length && !force) {
+    throw new ConflictError("MODEL_IN_USE", `The model ${id} is used by ${users.map((index) => index.name ?? index.id).join(", ")}: searching ${users.length === 1 ? "it" : "them"} needs it`, {
+      hint: "Delete those indexes first, or pass --force (their searches then fail until the model is pulled again).",
+    });
+  }
+  return { id, bytes: removeCachedModel(id) };
+}
+
+export { modelLabel, MANIFEST };

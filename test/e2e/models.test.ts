@@ -1,0 +1,301 @@
+/**
+ * Hugging Face models end to end through the real CLI, offline: the generated tiny models under
+ * fixtures/models (their vocabulary has synonym groups, so rankings can be asserted), used from a
+ * folder and downloaded from a local stand-in for the hub.
+ */
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, appendFileSync, rmSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
+import { startHub, type HubServer } from "../helpers/hub-server.js";
+import { tempDir } from "../helpers/temp.js";
+
+const FIXTURES = path.join(ROOT, "fixtures", "models");
+
+/** No word of a query below appears in the text of the object it should find: only vectors can find it. */
+const objects = [
+  { id: "car", category: "transport", body: "My sedan broke down on the highway and the truck driver helped." },
+  { id: "doctor", category: "health", body: "The surgeon at the hospital told the nurse to watch the patient." },
+  { id: "sea", category: "nature", body: "Waves rolled onto the beach as the tide came in from the ocean." },
+  { id: "dog", category: "animals", body: "The puppy would bark and fetch the leash every morning." },
+  { id: "food", category: "home", body: "We cooked pizza and bread for dinner in the kitchen." },
+  { id: "money", category: "home", body: "The bank gave her a loan because her budget had cash to spare." },
+];
+
+function jsonl(items: object[]): string {
+  return items.map((item) => JSON.stringify(item)).join("\n") + "\n";
+}
+
+interface SearchResponse {
+  results: { id: string; highlights?: { highlight: { text: string } }[] }[];
+  pagination: { statistics: { total: number } };
+}
+
+async function setUp(model: string, extra: string[] = [], env: Record<string, string> = {}): Promise<{ project: string; id: string }> {
+  const project = tempProject();
+  await cliJson(project, ["objects", "add", "-"], { input: jsonl(objects), env });
+  const { id } = await cliJson<{ id: string }>(project, ["index", "create", "--model", model, "--searchable", "body", "--filterable", "category", ...extra, "--wait"], { env });
+  return { project, id };
+}
+
+function errorOf(stderr: string): { code: string; message: string; hint?: string } {
+  return JSON.parse(stderr.trim().split("\n").at(-1) as string).errors[0];
+}
+
+describe("a model folder", () => {
+  let folder = "";
+  let project = "";
+  let id = "";
+
+  beforeAll(async () => {
+    folder = path.join(tempDir(), "tiny-mean");
+    cpSync(path.join(FIXTURES, "tiny-mean"), folder, { recursive: true });
+    ({ project, id } = await setUp(folder, ["--highlights"]));
+  });
+
+  it("is recorded in the index with everything needed to embed queries the same way", async () => {
+    const index = await cliJson(project, ["index", "get", id]);
+    expect(index.model).toBe(folder);
+    expect(index.dimension).toBe(32);
+    expect(index.embedding).toMatchObject({ id: folder, source: "folder", dtype: "q8", pooling: "mean", window: 64, dimension: 32, weights: { file: "onnx/model_quantized.onnx" } });
+    expect(index.embedding.weights.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(index.state).toBe("READY");
+    expect(index.status.READY).toBe(objects.length);
+  });
+
+  it.each([
+    ["automobile", "car"],
+    ["physician", "doctor"],
+    ["seawater", "sea"],
+    ["canine", "dog"],
+    ["meal", "food"],
+    ["currency", "money"],
+  ])("neural search for %s finds %s first, with no word in common", async (query, expected) => {
+    const response = await cliJson<SearchResponse>(project, ["search", id, query, "--mode", "vector"]);
+    expect(response.results[0]?.id).toBe(expected);
+  });
+
+  it("hybrid search ranks the meaning match first when no word matches", async () => {
+    const response = await cliJson<SearchResponse>(project, ["search", id, "automobile"]);
+    expect(response.results[0]?.id).toBe("car");
+  });
+
+  it("filters and highlights work with the model", async () => {
+    const filtered = await cliJson<SearchResponse>(project, ["search", id, "physician", "--filter", "category:home", "--result-fields", "highlights", "--object-fields", "*"]);
+    expect(filtered.results.map((result) => result.id).sort()).toEqual(["food", "money"]);
+    const highlighted = await cliJson<SearchResponse>(project, ["search", id, "physician", "--result-fields", "highlights"]);
+    expect(highlighted.results[0]?.id).toBe("doctor");
+    expect(highlighted.results[0]?.highlights?.[0]?.highlight.text).toContain("surgeon");
+  });
+
+  it("fails a search with MODEL_MISSING (exit 6) when the folder is gone, and works again when it is back", async () => {
+    renameSync(folder, `${folder}.away`);
+    try {
+      const result = await runCli(["--project", project, "--json", "search", id, "automobile"]);
+      expect(result.exitCode).toBe(6);
+      expect(errorOf(result.stderr)).toMatchObject({ code: "MODEL_MISSING" });
+      expect(result.stdout).toBe("");
+    } finally {
+      renameSync(`${folder}.away`, folder);
+    }
+    expect((await cliJson<SearchResponse>(project, ["search", id, "automobile"])).results[0]?.id).toBe("car");
+  });
+
+  it("fails a search with MODEL_CHANGED (exit 6) when the weights were swapped, never embedding with other weights", async () => {
+    const weights = path.join(folder, "onnx", "model_quantized.onnx");
+    const original = readFileSync(weights);
+    writeFileSync(weights, readFileSync(path.join(FIXTURES, "tiny-cls", "onnx", "model.onnx")));
+    try {
+      const result = await runCli(["--project", project, "--json", "search", id, "automobile"]);
+      expect(result.exitCode).toBe(6);
+      expect(errorOf(result.stderr)).toMatchObject({ code: "MODEL_CHANGED" });
+      // The worker refuses too: an object added now stays pending instead of getting other vectors,
+      // and the wait ends at once with the reason; the index says it is blocked.
+      await new Promise((resolve) => setTimeout(resolve, 2500)); // the worker that built the index has exited
+      const added = await runCli(["--project", project, "--json", "objects", "add", "-", "--wait", "--timeout", "60"], { input: jsonl([{ id: "late", body: "a new car" }]) });
+      expect(added.exitCode).toBe(6);
+      expect(errorOf(added.stderr).code).toBe("MODEL_CHANGED");
+      const blocked = await cliJson(project, ["index", "get", id]);
+      expect(blocked.state).toBe("BUILDING");
+      expect(blocked.blocked).toMatchObject({ code: "MODEL_CHANGED" });
+    } finally {
+      writeFileSync(weights, original);
+    }
+    // Once the weights are back, the next command's worker builds it.
+    const index = await cliJson(project, ["index", "get", id, "--wait", "--timeout", "120"]);
+    expect(index.status.READY).toBe(objects.length + 1);
+    expect(index.blocked).toBeUndefined();
+  });
+});
+
+describe("CLS pooling from a folder's sentence-transformers settings", () => {
+  it("uses the folder's 1_Pooling config, fp32 when that is all it has", async () => {
+    const { project, id } = await setUp(path.join(FIXTURES, "tiny-cls"), ["--neural-only"]);
+    const index = await cliJson(project, ["index", "get", id]);
+    expect(index.embedding).toMatchObject({ pooling: "cls", dtype: "fp32", weights: { file: "onnx/model.onnx" } });
+    const response = await cliJson<SearchResponse>(project, ["search", id, "physician"]);
+    expect(response.results[0]?.id).toBe("doctor");
+  });
+});
+
+describe("model names that are wrong", () => {
+  const project = tempProject();
+
+  it.each([
+    ["minilm", 4, "UNKNOWN_MODEL"],
+    ["./no/such/folder", 4, "UNKNOWN_MODEL"],
+    [ROOT, 4, "MODEL_UNSUPPORTED"],
+  ])("--model %s is exit %i %s, and creates nothing", async (model, exit, code) => {
+    const result = await runCli(["--project", project, "--json", "index", "create", "--model", model]);
+    expect(result.exitCode).toBe(exit);
+    expect(errorOf(result.stderr).code).toBe(code);
+    expect((await cliJson(project, ["index", "list"])).indexes).toEqual([]);
+  });
+
+  it("suggests the known model nearest to a typo", async () => {
+    const result = await runCli(["--project", project, "--json", "index", "create", "--model", "Xenova/bge-smal-en-v1.5"]);
+    expect(result.exitCode).toBe(6); // a valid id: the hub is asked, and here it is a closed port
+    const typo = await runCli(["--project", project, "index", "create", "--model", "bge-small-en-v1.5"]);
+    expect(typo.exitCode).toBe(4);
+    expect(typo.stderr).toContain("Xenova/bge-small-en-v1.5");
+  });
+
+  it("refuses a dtype the bundled model does not have, and an unknown dtype", async () => {
+    const bundled = await runCli(["--project", project, "--json", "index", "create", "--model-dtype", "q8"]);
+    expect(bundled.exitCode).toBe(4);
+    const unknown = await runCli(["--project", project, "--json", "index", "create", "--model", "Xenova/all-MiniLM-L6-v2", "--model-dtype", "int4"]);
+    expect(unknown.exitCode).toBe(4);
+    expect(errorOf(unknown.stderr).message).toContain("model_dtype");
+  });
+});
+
+describe("downloading from the hub", () => {
+  let hub: HubServer;
+  let models = "";
+  const env = () => ({ SEMSEARCH_HF_ENDPOINT: hub.url, SEMSEARCH_MODELS: models, SEMSEARCH_DOWNLOAD_TIMEOUT: "3000" });
+  const cached = () => path.join(models, "hub", "tiny", "mean", "0123456789abcdef0123456789abcdef01234567");
+
+  beforeAll(async () => {
+    hub = await startHub({ "tiny/mean": path.join(FIXTURES, "tiny-mean"), "tiny/cls": path.join(FIXTURES, "tiny-cls") });
+  });
+  afterAll(() => hub.close());
+
+  const fresh = () => {
+    models = tempDir("semsearch-models-");
+    for (const key of Object.keys(hub.faults)) delete hub.faults[key as keyof typeof hub.faults];
+    hub.requests.length = 0;
+  };
+
+  it("models pull downloads the q8 weights, config and tokenizer, checked, and a second pull asks nothing", async () => {
+    fresh();
+    const pulled = await cliJson(tempProject(), ["models", "pull", "tiny/mean"], { env: env() });
+    expect(pulled).toMatchObject({ id: "tiny/mean", dtype: "q8", revision: "0123456789abcdef0123456789abcdef01234567", path: cached() });
+    expect(readdirSync(path.join(cached(), "onnx"))).toEqual(["model_quantized.onnx"]);
+    for (const file of ["config.json", "tokenizer.json", "tokenizer_config.json", "onnx/model_quantized.onnx"]) {
+      expect(readFileSync(path.join(cached(), file))).toEqual(readFileSync(path.join(FIXTURES, "tiny-mean", file)));
+    }
+    const asked = hub.requests.length;
+    await cliJson(tempProject(), ["models", "pull", "tiny/mean"], { env: env() });
+    expect(hub.requests.length).toBe(asked);
+    const listed = await cliJson(tempProject(), ["models", "list"], { env: env() });
+    expect(listed.models.find((model: { id: string }) => model.id === "tiny/mean")).toMatchObject({ status: "downloaded", downloads: [{ dtypes: ["q8"] }] });
+  });
+
+  it("resumes an interrupted download with a range request", async () => {
+    fresh();
+    hub.faults.cut = { path: "model_quantized.onnx", bytes: 30_000 };
+    const first = await runCli(["--json", "models", "pull", "tiny/mean"], { env: env() });
+    expect(first.exitCode).toBe(6);
+    expect(errorOf(first.stderr).code).toBe("MODEL_DOWNLOAD_FAILED");
+    expect(errorOf(first.stderr).hint).toMatch(/again to resume/);
+    expect(statSync(path.join(cached(), "onnx", "model_quantized.onnx.part")).size).toBe(30_000);
+    delete hub.faults.cut;
+    await cliJson(tempProject(), ["models", "pull", "tiny/mean"], { env: env() });
+    expect(hub.requests).toContain("GET /tiny/mean/resolve/0123456789abcdef0123456789abcdef01234567/onnx/model_quantized.onnx bytes=30000-");
+    expect(readFileSync(path.join(cached(), "onnx", "model_quantized.onnx"))).toEqual(readFileSync(path.join(FIXTURES, "tiny-mean", "onnx", "model_quantized.onnx")));
+    expect(existsSync(path.join(cached(), "onnx", "model_quantized.onnx.part"))).toBe(false);
+  });
+
+  it("starts over when the server ignores the range", async () => {
+    fresh();
+    hub.faults.cut = { path: "model_quantized.onnx", bytes: 20_000 };
+    expect((await runCli(["models", "pull", "tiny/mean"], { env: env() })).exitCode).toBe(6);
+    delete hub.faults.cut;
+    hub.faults.ignoreRange = true;
+    await cliJson(tempProject(), ["models", "pull", "tiny/mean"], { env: env() });
+    expect(readFileSync(path.join(cached(), "onnx", "model_quantized.onnx"))).toEqual(readFileSync(path.join(FIXTURES, "tiny-mean", "onnx", "model_quantized.onnx")));
+  });
+
+  it.each([
+    ["a changed byte", { corrupt: "model_quantized.onnx" }, /SHA-256 differs/],
+    ["a changed byte in a non-LFS file", { corrupt: "tokenizer.json" }, /git blob id differs/],
+    ["more bytes than listed", { understate: "onnx/model_quantized.onnx" }, /more than the/],
+  ])("refuses %s, keeps nothing of it, and records nothing", async (_, faults, message) => {
+    fresh();
+    Object.assign(hub.faults, faults);
+    const result = await runCli(["--json", "models", "pull", "tiny/mean"], { env: env() });
+    expect(result.exitCode).toBe(6);
+    expect(errorOf(result.stderr)).toMatchObject({ code: "MODEL_DOWNLOAD_CORRUPT" });
+    expect(errorOf(result.stderr).message).toMatch(message);
+    expect(existsSync(path.join(cached(), ".semsearch.json"))).toBe(false);
+    const parts = readdirSync(cached(), { recursive: true }).filter((file) => String(file).endsWith(".part"));
+    expect(parts).toEqual([]);
+  });
+
+  it("gives up on a server that stops sending, after the stall timeout", async () => {
+    fresh();
+    hub.faults.stall = { path: "model_quantized.onnx", bytes: 1000 };
+    const started = Date.now();
+    const result = await runCli(["--json", "models", "pull", "tiny/mean"], { env: { ...env(), SEMSEARCH_DOWNLOAD_TIMEOUT: "1000" } });
+    expect(result.exitCode).toBe(6);
+    expect(errorOf(result.stderr)).toMatchObject({ code: "MODEL_DOWNLOAD_STALLED" });
+    expect(Date.now() - started).toBeLessThan(60_000);
+  });
+
+  it("a model the hub does not have is exit 3 MODEL_NOT_FOUND", async () => {
+    fresh();
+    const result = await runCli(["--json", "models", "pull", "tiny/nothing"], { env: env() });
+    expect(result.exitCode).toBe(3);
+    expect(errorOf(result.stderr)).toMatchObject({ code: "MODEL_NOT_FOUND" });
+  });
+
+  it("index create downloads a model first, and offline it creates nothing and names the ways out", async () => {
+    fresh();
+    const offline = tempProject();
+    const result = await runCli(["--project", offline, "--json", "index", "create", "--model", "tiny/cls"], { env: { ...env(), SEMSEARCH_HF_ENDPOINT: "http://127.0.0.1:9" } });
+    expect(result.exitCode).toBe(6);
+    const error = errorOf(result.stderr);
+    expect(error.code).toBe("MODEL_DOWNLOAD_FAILED");
+    expect(error.hint).toContain("models pull tiny/cls");
+    expect(error.hint).toContain("local folder");
+    expect((await cliJson(offline, ["index", "list"])).indexes).toEqual([]);
+
+    const { project, id } = await setUp("tiny/cls", [], env());
+    const index = await cliJson(project, ["index", "get", id], { env: env() });
+    expect(index.embedding).toMatchObject({ id: "tiny/cls", source: "hub", revision: "0123456789abcdef0123456789abcdef01234567", dtype: "fp32" });
+    expect((await cliJson<SearchResponse>(project, ["search", id, "canine"], { env: env() })).results[0]?.id).toBe("dog");
+
+    // rm is refused while the index uses it; forced, the search fails clearly; pulled again, it works.
+    const refused = await runCli(["--project", project, "--json", "models", "rm", "tiny/cls"], { env: env() });
+    expect(refused.exitCode).toBe(5);
+    expect(errorOf(refused.stderr)).toMatchObject({ code: "MODEL_IN_USE" });
+    await cliJson(project, ["models", "rm", "tiny/cls", "--force"], { env: env() });
+    const missing = await runCli(["--project", project, "--json", "search", id, "canine"], { env: env() });
+    expect(missing.exitCode).toBe(6);
+    expect(errorOf(missing.stderr)).toMatchObject({ code: "MODEL_MISSING" });
+    expect(errorOf(missing.stderr).hint).toContain("models pull tiny/cls");
+    await cliJson(project, ["models", "pull", "tiny/cls"], { env: env() });
+    expect((await cliJson<SearchResponse>(project, ["search", id, "canine"], { env: env() })).results[0]?.id).toBe("dog");
+  });
+
+  it("a copied models folder works offline (the air-gapped path)", async () => {
+    fresh();
+    await cliJson(tempProject(), ["models", "pull", "tiny/mean"], { env: env() });
+    const copy = tempDir("semsearch-models-copy-");
+    cpSync(models, copy, { recursive: true });
+    rmSync(models, { recursive: true, force: true });
+    const offlineEnv = { SEMSEARCH_MODELS: copy, SEMSEARCH_HF_ENDPOINT: "http://127.0.0.1:9" };
+    const { project, id } = await setUp("tiny/mean", [], offlineEnv);
+    expect((await cliJson<SearchResponse>(project, ["search", id, "automobile"], { env: offlineEnv })).results[0]?.id).toBe("car");
+  });
+});
