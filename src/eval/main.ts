@@ -5,6 +5,10 @@
  *
  *   npm run eval -- [--collections scifact,cranfield,cisi] [--modes lexical,vector,hybrid]
  *                   [--vector-weight 0.3] [--json] [--eval-dir ../shared/eval]
+ *                   [--model use | <Hugging Face id> | <model folder>]
+ *
+ * With --model, indexes are built with that model (downloaded first if it is a hub id not yet
+ * pulled) and cached apart from the bundled model's.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -36,8 +40,9 @@ function log(message: string) {
 }
 
 /** Builds (or reuses) the index of a collection; returns the engine, index id and build time. */
-export async function prepareIndex(collection: Collection, cacheDir: string): Promise<{ engine: Engine; indexId: string; seconds: number }> {
-  const project = path.join(cacheDir, collection.name.replace(/-train$/, ""));
+export async function prepareIndex(collection: Collection, cacheDir: string, model?: string): Promise<{ engine: Engine; indexId: string; seconds: number }> {
+  const modelDir = model === undefined || model === "use" ? cacheDir : path.join(cacheDir, "models", model.replace(/[^A-Za-z0-9._-]+/g, "_"));
+  const project = path.join(modelDir, collection.name.replace(/-train$/, ""));
   const marker = path.join(project, "eval-index.json");
   const engine = new Engine({ projectDir: project });
   if (existsSync(marker)) {
@@ -53,7 +58,7 @@ export async function prepareIndex(collection: Collection, cacheDir: string): Pr
   const jsonl = collection.documents.map((doc) => JSON.stringify(doc)).join("\n");
   await engine.addObjects([{ text: jsonl, source: collection.name }]);
   const { id } = await engine.createIndex({
-    configuration: { index_type: { name: "text" }, fields: { searchable: { allow: ["title", "text"] } } },
+    configuration: { index_type: { name: "text" }, fields: { searchable: { allow: ["title", "text"] } }, ...(model ? { model } : {}) },
   });
   await engine.waitForIndex(id, { onProgress: (p) => process.stderr.write(`\r  ${p.done}/${p.total}`) });
   process.stderr.write("\n");
@@ -123,13 +128,14 @@ async function main() {
       "eval-dir": { type: "string", default: path.resolve(ROOT, "..", "shared", "eval") },
       "cache-dir": { type: "string", default: path.join(ROOT, ".cache", "eval") },
       json: { type: "boolean", default: false },
+      model: { type: "string" },
     },
   });
   const weight = values["vector-weight"] === undefined ? undefined : Number(values["vector-weight"]);
   const results: CollectionResult[] = [];
   for (const name of values.collections.split(",")) {
     const collection = loadCollection(name as CollectionName | "scifact-train", values["eval-dir"]);
-    const { engine, indexId, seconds } = await prepareIndex(collection, values["cache-dir"]);
+    const { engine, indexId, seconds } = await prepareIndex(collection, values["cache-dir"], values.model);
     try {
       const modes: ModeResult[] = [];
       for (const mode of values.modes.split(",")) {
