@@ -7,8 +7,8 @@
  * SciFact corpus (read in place from ../shared/eval when present), so token counts are realistic.
  *
  * For each model, in a fresh process (so load time and peak RSS are its own): raw texts/s on 1
- * thread, on 2 threads (the worker's pool: one single-threaded session per thread) and, for ONNX, one
- * session with 2 intra-op threads; query embedding latency p50/p95. Then ingest through the real
+ * thread, on 2 threads as a pool of single-threaded copies (the bundled model's way) and, for ONNX,
+ * as one session with 2 intra-op threads (the ONNX models' way); query embedding latency p50/p95. Then ingest through the real
  * worker (CLI `objects add`, `index create --model`, wait for READY) on the same generated objects.
  *
  *   npm run bench:models -- [--objects 10000] [--texts 2000] [--python /usr/bin/python3] [--json]
@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { createEmbeddingPool } from "../engine/embedding/pool.js";
+import { createThreadPool } from "../engine/embedding/pool.js";
 import { BUNDLED_SPEC, loadModel } from "../engine/embedding/registry.js";
 import type { ModelSpec } from "../engine/embedding/model-spec.js";
 import { resolveModelSpec } from "../engine/models.js";
@@ -89,7 +89,7 @@ async function measure(spec: ModelSpec, label: string, count: number): Promise<R
   const oneThread = await rate(texts, (t) => single.embedTexts(t));
   const abstracts = scifactAbstracts(Math.max(50, Math.round(count / 8)));
   const abstractsRate = abstracts.length ? await rate(abstracts, (t) => single.embedTexts(t)) : undefined;
-  const pool = createEmbeddingPool(spec, 2);
+  const pool = createThreadPool(spec, 2);
   const twoThreads = await rate(texts, (t) => pool.embed(t));
   await pool.close();
   let oneSession: number | undefined;
@@ -128,7 +128,7 @@ function minilmFolder(): string {
   for (const text of corpus) for (const word of text.toLowerCase().match(/[a-z]+/g) ?? []) counts.set(word, (counts.get(word) ?? 0) + 1);
   writeFileSync(words, [...counts].sort((a, b) => b[1] - a[1]).map(([word]) => word).join("\n") + "\n");
   log(`generating the MiniLM-shaped random model (${counts.size} corpus words) …`);
-  const run = spawnSync(values.python, [path.join(ROOT, "fixtures", "models", "generate.py"), "minilm", "--out", out, "--vocab-words", words], { stdio: ["ignore", "inherit", "inherit"] });
+  const run = spawnSync(values.python, [path.join(ROOT, "fixtures", "models", "generate.py"), "minilm", "--out", out, "--vocab-words", words], { stdio: ["ignore", process.stderr, process.stderr] });
   if (run.status !== 0) throw new Error(`the generator failed (exit ${run.status}); it needs ${values.python} with onnx and numpy (Debian: apt install python3-onnx python3-numpy)`);
   return out;
 }

@@ -25,7 +25,9 @@ export interface ResolveOptions {
 
 /** Whether a `--model` value names a folder rather than a hub id. */
 function looksLikePath(name: string): boolean {
-  return /^(\.{1,2}([\\/]|$)|[\\/]|~[\\/]|[A-Za-z]:[\\/])/.test(name) || (!isHubId(name) && existsSync(name));
+  if (/^(\.{1,2}([\\/]|$)|[\\/]|~[\\/]|[A-Za-z]:[\\/])/.test(name)) return true;
+  // `owner/name` is a hub id unless a model folder of that name is right here.
+  return isHubId(name) ? existsSync(path.join(name, "config.json")) : existsSync(name);
 }
 
 function expandHome(name: string): string {

@@ -8,6 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
 import { startHub, type HubServer } from "../helpers/hub-server.js";
+import { Terminal } from "../helpers/pty.js";
 import { tempDir } from "../helpers/temp.js";
 
 const FIXTURES = path.join(ROOT, "fixtures", "models");
@@ -199,6 +200,21 @@ describe("downloading from the hub", () => {
     expect(hub.requests.length).toBe(asked);
     const listed = await cliJson(tempProject(), ["models", "list"], { env: env() });
     expect(listed.models.find((model: { id: string }) => model.id === "tiny/mean")).toMatchObject({ status: "downloaded", downloads: [{ dtypes: ["q8"] }] });
+  });
+
+  it("shows a progress bar on stderr in a terminal (and nothing without one: cliJson checks stderr is empty)", async () => {
+    fresh();
+    const saved = { ...process.env };
+    Object.assign(process.env, env());
+    try {
+      const terminal = new Terminal(["models", "pull", "tiny/mean"]);
+      expect(await terminal.exited).toBe(0);
+      expect(terminal.screen).toMatch(/tiny\/mean \[█{24}\] (\d+\.\d MB)\/\1 · /);
+      expect(terminal.screen).toMatch(/tiny\/mean \(q8, revision 0123456789ab\)/);
+    } finally {
+      for (const key of Object.keys(env())) delete process.env[key];
+      Object.assign(process.env, saved);
+    }
   });
 
   it("resumes an interrupted download with a range request", async () => {

@@ -163,6 +163,21 @@ class Hashes {
   }
 }
 
+/** What differs between a file's hashes and the hub's listing, or null when they agree. */
+function hashMismatch(file: HubFile, hashes: Hashes): string | null {
+  if (file.sha256) return hashes.sha256.digest("hex") === file.sha256 ? null : "its SHA-256 differs";
+  if (file.blob) return hashes.blob.digest("hex") === file.blob ? null : "its git blob id differs";
+  return null;
+}
+
+/** Whether a file is in place already, whole and with the listed hash (from a download cut short before its manifest was written). */
+async function alreadyWhole(file: HubFile, target: string): Promise<boolean> {
+  if (statSync(target, { throwIfNoEntry: false })?.size !== file.size) return false;
+  const hashes = new Hashes(file.size);
+  await hashExisting(target, hashes);
+  return hashMismatch(file, hashes) === null;
+}
+
 async function hashExisting(file: string, hashes: Hashes): Promise<void> {
   for await (const chunk of createReadStream(file)) hashes.update(chunk as Buffer);
 }
@@ -183,7 +198,7 @@ async function downloadFile(model: HubModel, file: HubFile, dir: string, options
     rmSync(part, { force: true });
     start = 0;
   }
-  const hashes = new Hashes(file.size);
+  let hashes = new Hashes(file.size);
   if (start > 0) await hashExisting(part, hashes);
   report(start);
   const stallMs = stallTimeout(options);
@@ -202,7 +217,7 @@ async function downloadFile(model: HubModel, file: HubFile, dir: string, options
     if (start > 0 && response.status !== 206) {
       // The server ignored the range: start over.
       start = 0;
-      Object.assign(hashes, new Hashes(file.size));
+      hashes = new Hashes(file.size);
       report(0);
     }
     try {
@@ -253,13 +268,10 @@ async function downloadFile(model: HubModel, file: HubFile, dir: string, options
       throw new EnvironmentError("MODEL_DOWNLOAD_FAILED", `The download of ${model.id}/${file.path} ended early: ${received} of ${file.size} bytes`, { hint: "Run the command again to resume where it stopped." });
     }
   }
-  if (file.sha256 && hashes.sha256.digest("hex") !== file.sha256) {
+  const mismatch = hashMismatch(file, hashes);
+  if (mismatch) {
     rmSync(part, { force: true });
-    throw corrupt(model.id, file, "its SHA-256 differs");
-  }
-  if (!file.sha256 && file.blob && hashes.blob.digest("hex") !== file.blob) {
-    rmSync(part, { force: true });
-    throw corrupt(model.id, file, "its git blob id differs");
+    throw corrupt(model.id, file, mismatch);
   }
   try {
     renameSync(part, target);
@@ -281,12 +293,16 @@ export async function downloadModel(model: HubModel, files: HubFile[], options: 
   }
   return withLock(path.join(dir, ".download.lock"), async () => {
     const existing = readManifest(dir);
-    const have = (file: HubFile) => existing?.files[file.path]?.size === file.size && existsSync(path.join(dir, file.path));
+    const whole = new Set<string>();
+    for (const file of files) {
+      const recorded = existing?.files[file.path]?.size === file.size && existsSync(path.join(dir, file.path));
+      if (recorded || (await alreadyWhole(file, path.join(dir, file.path)))) whole.add(file.path);
+    }
     const total = files.reduce((sum, file) => sum + file.size, 0);
-    let before = files.filter(have).reduce((sum, file) => sum + file.size, 0);
+    let before = files.filter((file) => whole.has(file.path)).reduce((sum, file) => sum + file.size, 0);
     options.onProgress?.({ file: "", done: before, total });
     for (const file of files) {
-      if (have(file)) continue;
+      if (whole.has(file.path)) continue;
       await downloadFile(model, file, dir, options, (bytes) => options.onProgress?.({ file: file.path, done: before + bytes, total }));
       before += file.size;
     }

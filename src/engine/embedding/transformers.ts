@@ -25,8 +25,13 @@ let runtime: Transformers | undefined;
 /** Loads transformers.js once per thread, configured never to download and never to write into node_modules. */
 function loadRuntime(): Transformers {
   if (runtime) return runtime;
-  const sharpPath = require.resolve("sharp");
-  if (!require.cache[sharpPath]) {
+  let sharpPath: string | null = null;
+  try {
+    sharpPath = require.resolve("sharp");
+  } catch {
+    // not installed: transformers.js then loads without image support
+  }
+  if (sharpPath && !require.cache[sharpPath]) {
     const Module = require("node:module") as typeof import("node:module") & { new (id: string): NodeJS.Module };
     const stub = new Module(sharpPath);
     stub.filename = sharpPath;
