@@ -4,7 +4,7 @@ import { fieldPaths, missingFieldsMessage, namedFields } from "./field-presence.
 import type { EngineContext } from "./context.js";
 import { DEFAULT_MODEL } from "./embedding/registry.js";
 import type { DownloadProgress } from "./embedding/hub.js";
-import { resolveModelSpec } from "./models.js";
+import { checkModelRuns, resolveModelSpec } from "./models.js";
 import { ConflictError, NotFoundError, ValidationError } from "./errors.js";
 import { failpoint } from "./failpoint.js";
 import { dropOrphanTables } from "./journals.js";
@@ -32,12 +32,14 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date, 
       issues: [{ path: "configuration.index_type.name", message: "image indexes are not available yet" }],
     });
   }
-  const model = await resolveModelSpec(configuration.model ?? DEFAULT_MODEL, {
-    ...(configuration.model_dtype ? { dtype: configuration.model_dtype } : {}),
-    download: true,
-    onProgress: options.onModelDownload,
-    warn: ctx.warn,
-  });
+  const model = await checkModelRuns(
+    await resolveModelSpec(configuration.model ?? DEFAULT_MODEL, {
+      ...(configuration.model_dtype ? { dtype: configuration.model_dtype } : {}),
+      download: true,
+      onProgress: options.onModelDownload,
+      warn: ctx.warn,
+    }),
+  );
   const record: IndexRecord = {
     id: newIndexId(),
     ...(name === undefined ? {} : { name }),

@@ -6,12 +6,12 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
-import { ConflictError, EnvironmentError, fsError, ValidationError, type Warning } from "./errors.js";
+import { ConflictError, EnvironmentError, fsError, SemsearchError, ValidationError, type Warning } from "./errors.js";
 import { knownModel, KNOWN_MODELS, type KnownModel } from "./embedding/known-models.js";
 import { cachedModel, cachedModels, isHubId, MANIFEST, modelsDir, readManifest, removeCachedModel, weightsHash, type CachedModel } from "./embedding/model-cache.js";
 import { modelLabel, type ModelDtype, type ModelSpec, type Pooling } from "./embedding/model-spec.js";
 import { chooseDtype, downloadModel, fetchModelInfo, filesFor, WEIGHTS_FILES, type DownloadProgress } from "./embedding/hub.js";
-import { BUNDLED_ALIASES, BUNDLED_DESCRIPTION, BUNDLED_SPEC } from "./embedding/registry.js";
+import { BUNDLED_ALIASES, BUNDLED_DESCRIPTION, BUNDLED_SPEC, loadModel } from "./embedding/registry.js";
 import { readFolderFacts } from "./embedding/folder-facts.js";
 import type { IndexRecord } from "./types.js";
 
@@ -198,6 +198,29 @@ export async function resolveModelSpec(name: string, options: ResolveOptions = {
   }
   const { dir, revision, id } = await hubModelDir(name, options);
   return folderSpec(dir, "hub", knownModel(id)?.id ?? id, options, revision);
+}
+
+/**
+ * Loads a model and embeds a probe text: a model that cannot run here is refused when an index is
+ * created (nothing is created), not found later by the background worker. The dimension is the one
+ * the model really gives.
+ */
+export async function checkModelRuns(spec: ModelSpec): Promise<ModelSpec> {
+  if (spec.source === "bundled") return spec;
+  let vector: Float32Array | undefined;
+  try {
+    [vector] = await (await loadModel({ ...spec, dimension: 0 })).embedTexts(["semsearch checks that this model runs"]);
+  } catch (error) {
+    if (error instanceof SemsearchError && error.code !== "MODEL_CHANGED") throw error;
+    throw new EnvironmentError("MODEL_UNREADABLE", `The model ${spec.id} does not run: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`, {
+      hint: "Its files may be damaged or not an embedding model: download it again, or use another model.",
+      cause: error,
+    });
+  }
+  if (!vector || vector.length === 0 || vector.some((x) => !Number.isFinite(x))) {
+    throw new EnvironmentError("MODEL_UNREADABLE", `The model ${spec.id} gives no usable vectors`, { hint: "Use a feature-extraction (embedding) model." });
+  }
+  return { ...spec, dimension: vector.length };
 }
 
 export interface ModelListEntry {

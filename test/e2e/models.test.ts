@@ -153,6 +153,21 @@ describe("model names that are wrong", () => {
     expect((await cliJson(project, ["index", "list"])).indexes).toEqual([]);
   });
 
+  it("refuses a folder whose model does not run (damaged weights, a broken tokenizer), creating nothing", async () => {
+    for (const [file, content] of [
+      ["onnx/model_quantized.onnx", "not an ONNX graph"],
+      ["tokenizer.json", "{\"version\": 1}"],
+    ] as const) {
+      const folder = path.join(tempDir(), "broken");
+      cpSync(path.join(FIXTURES, "tiny-mean"), folder, { recursive: true });
+      writeFileSync(path.join(folder, file), content);
+      const result = await runCli(["--project", project, "--json", "index", "create", "--model", folder]);
+      expect(result.exitCode, file).toBe(6);
+      expect(errorOf(result.stderr), file).toMatchObject({ code: "MODEL_UNREADABLE" });
+      expect((await cliJson(project, ["index", "list"])).indexes).toEqual([]);
+    }
+  });
+
   it("suggests the known model nearest to a typo", async () => {
     const result = await runCli(["--project", project, "--json", "index", "create", "--model", "Xenova/bge-smal-en-v1.5"]);
     expect(result.exitCode).toBe(6); // a valid id: the hub is asked, and here it is a closed port
