@@ -59,8 +59,8 @@ export function indexBodyFromFlags(flags: IndexCreateFlags): { configuration: Re
   if (flags.segmentDelimiter) fields.segment_delimiter = flags.segmentDelimiter;
   const configuration: Record<string, unknown> = { index_type: indexType };
   if (Object.keys(fields).length > 0) configuration.fields = fields;
-  if (flags.model) configuration.model = flags.model;
-  if (flags.modelDtype) configuration.model_dtype = flags.modelDtype;
+  if (flags.model !== undefined) configuration.model = flags.model;
+  if (flags.modelDtype !== undefined) configuration.model_dtype = flags.modelDtype;
   return { configuration };
 }
 

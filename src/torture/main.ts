@@ -2,16 +2,20 @@
  * `npm run torture`: hostile inputs, kills at every step and at random moments, damaged state files,
  * hostile environments and concurrency, all through the real CLI on temporary projects. Counts
  * crashes (exit 1, a signal nobody sent, a hang) and lost or half-written objects (a project whose
- * invariants fail afterwards); exits 1 if there is any. `-- --seed N` changes the random kill points.
+ * invariants fail afterwards); exits 1 if there is any. `-- --seed N` changes the random kill points;
+ * `-- --only models,state` runs some groups only (input, requests, crash-points, random-kills, state,
+ * environment, concurrency, models).
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { startHub } from "./hub-server.js";
 import { checkProject, cli, crashed, runs, storedIds, type Run } from "./cli.js";
 
-const { values } = parseArgs({ options: { seed: { type: "string", default: "1" } } });
+const { values } = parseArgs({ options: { seed: { type: "string", default: "1" }, only: { type: "string" } } });
 let seed = Number(values.seed) >>> 0;
 /** Mulberry32: the same kill points for the same seed. */
 function random(): number {
@@ -22,6 +26,9 @@ function random(): number {
 }
 
 const root = mkdtempSync(path.join(tmpdir(), "semsearch-torture-"));
+// Every command of the run (and the checks) downloads only from the run's own hub into its own folder.
+process.env.SEMSEARCH_MODELS = path.join(root, "models");
+process.env.SEMSEARCH_HF_ENDPOINT = "http://127.0.0.1:9";
 let projects = 0;
 const newProject = () => path.join(root, `p${++projects}`);
 
@@ -330,6 +337,99 @@ async function hostileEnvironment(): Promise<void> {
   }
 }
 
+const FIXTURE_MODELS = fileURLToPath(new URL("../../fixtures/models/", import.meta.url));
+
+/** A copy of a tiny fixture model with one file replaced (or removed, for null). */
+function brokenModel(name: string, file: string, content: string | null): string {
+  const dir = path.join(root, `model-${++projects}`);
+  cpSync(path.join(FIXTURE_MODELS, "tiny-mean"), dir, { recursive: true });
+  if (content === null) rmSync(path.join(dir, file), { force: true, recursive: true });
+  else writeFileSync(path.join(dir, file), content);
+  return dir;
+}
+
+async function models(rounds: number): Promise<void> {
+  begin("models: hostile names and folders, kills during downloads, models gone");
+  const hub = await startHub({ "tiny/mean": path.join(FIXTURE_MODELS, "tiny-mean"), "tiny/cls": path.join(FIXTURE_MODELS, "tiny-cls") });
+  const modelsDir = process.env.SEMSEARCH_MODELS as string;
+  const env = { SEMSEARCH_DOWNLOAD_TIMEOUT: "5000" };
+  process.env.SEMSEARCH_HF_ENDPOINT = hub.url;
+  try {
+    const { dir, ids } = await project(10);
+    const names: [string, number[]][] = [
+      ["", [2, 4]],
+      ["a/..", [4]],
+      ["../../etc", [4]],
+      ["a/b?x=1", [4]],
+      ["%2e%2e/x", [4]],
+      ["x".repeat(100_000), [2, 4]],
+      ["a/b\u202e", [4]],
+      ["/dev/null", [4]],
+      ["/etc/passwd", [4]],
+      ["tiny/nothing", [3]],
+      ["Tiny/Mean", [0, 3]],
+    ];
+    for (const [name, allowed] of names) {
+      expectRun(`--model ${JSON.stringify(name.slice(0, 40))}`, await cli(["--project", dir, "--json", "index", "create", "--model", name], { env }), allowed);
+    }
+    const folders: [string, string, string | null][] = [
+      ["garbage config.json", "config.json", "{"],
+      ["config.json an array", "config.json", "[]"],
+      ["hidden_size 0", "config.json", JSON.stringify({ model_type: "bert", hidden_size: 0 })],
+      ["hidden_size a string", "config.json", JSON.stringify({ model_type: "bert", hidden_size: "32" })],
+      ["model_max_length 1", "tokenizer_config.json", JSON.stringify({ tokenizer_class: "BertTokenizer", model_max_length: 1 })],
+      ["model_max_length 3", "tokenizer_config.json", JSON.stringify({ tokenizer_class: "BertTokenizer", model_max_length: 3 })],
+      ["model_max_length 1e30", "tokenizer_config.json", JSON.stringify({ tokenizer_class: "BertTokenizer", model_max_length: 1e30 })],
+      ["no tokenizer_config.json", "tokenizer_config.json", null],
+      ["garbage tokenizer.json", "tokenizer.json", "not json"],
+      ["empty weights", "onnx/model_quantized.onnx", ""],
+      ["garbage weights", "onnx/model_quantized.onnx", "x".repeat(5000)],
+      ["weights a directory", "onnx", null],
+      ["garbage 1_Pooling", "1_Pooling/config.json", "{"],
+    ];
+    for (const [what, file, content] of folders) {
+      expectRun(`a model folder with ${what}`, await cli(["--project", dir, "--json", "index", "create", "--model", brokenModel("tiny-mean", file, content)], { env }), [0, 4, 6]);
+    }
+    await expectConsistent("after hostile model names and folders", dir, same(ids));
+
+    // Kills at random moments of a slow download, by `models pull` and by `index create`: the next try must finish it.
+    hub.faults.throttle = 2048;
+    for (let round = 0; round < rounds; round++) {
+      rmSync(modelsDir, { recursive: true, force: true });
+      const killAfterMs = 200 + Math.floor(random() * 600);
+      const creating = round % 2 === 1;
+      const args = creating ? ["--project", dir, "--json", "index", "create", "--model", "tiny/mean", "--name", `killed${round}`] : ["--json", "models", "pull", "tiny/mean"];
+      const killed = await cli(args, { env, killAfterMs });
+      expectRun(`${creating ? "index create" : "models pull"} killed after ${killAfterMs} ms`, killed, [0], killed.signal === "SIGKILL");
+      const again = await cli(args, { env });
+      expectRun(`${creating ? "index create" : "models pull"} again after a kill`, again, creating && killed.code === 0 ? [5] : [0]);
+      const weights = path.join(modelsDir, "hub", "tiny", "mean", "0123456789abcdef0123456789abcdef01234567", "onnx", "model_quantized.onnx");
+      if (!existsSync(weights) || !readFileSync(weights).equals(readFileSync(path.join(FIXTURE_MODELS, "tiny-mean", "onnx", "model_quantized.onnx")))) {
+        lost.push({ group, what: `after a download killed at ${killAfterMs} ms and run again, the weights are missing or differ` });
+      }
+      await expectConsistent(`after ${creating ? "an index create" : "a pull"} killed during its download`, dir, same(ids));
+    }
+    delete hub.faults.throttle;
+
+    // The model of built indexes goes away or changes: searches and waits fail clearly; nothing is lost; back, all is well.
+    const listed = JSON.parse((await cli(["--project", dir, "--json", "index", "list"], { env })).stdout) as { indexes: { id: string; embedding?: { source: string } }[] };
+    const hubIndex = listed.indexes.find((index) => index.embedding?.source === "hub");
+    if (hubIndex) {
+      const revision = path.join(modelsDir, "hub", "tiny", "mean", "0123456789abcdef0123456789abcdef01234567");
+      const aside = `${revision}.aside`;
+      renameSync(revision, aside);
+      expectRun("search with the model gone", await cli(["--project", dir, "--json", "search", hubIndex.id, "automobile"], { env }), [6]);
+      expectRun("add --wait with the model gone", await cli(["--project", dir, "--json", "objects", "add", "-", "--wait", "--timeout", "60"], { env, input: lines("gone", 5) }), [6]);
+      renameSync(aside, revision);
+      expectRun("search with the model back", await cli(["--project", dir, "--json", "search", hubIndex.id, "automobile"], { env }), [0]);
+      await expectConsistent("after the model went away and came back", dir, same([...ids, ...Array.from({ length: 5 }, (_, i) => `gone${i}`)]));
+    }
+  } finally {
+    process.env.SEMSEARCH_HF_ENDPOINT = "http://127.0.0.1:9";
+    await hub.close();
+  }
+}
+
 async function concurrency(): Promise<void> {
   begin("concurrent writers, readers and the worker");
   const { dir, index } = await project(20);
@@ -343,13 +443,19 @@ async function concurrency(): Promise<void> {
 
 const started = Date.now();
 try {
-  await hostileInput();
-  await hostileRequests();
-  await killsAtEveryStep();
-  await randomKills(12);
-  await damagedState();
-  await hostileEnvironment();
-  await concurrency();
+  const all: [string, () => Promise<void>][] = [
+    ["input", hostileInput],
+    ["requests", hostileRequests],
+    ["crash-points", killsAtEveryStep],
+    ["random-kills", () => randomKills(12)],
+    ["state", damagedState],
+    ["environment", hostileEnvironment],
+    ["concurrency", concurrency],
+    ["models", () => models(10)],
+  ];
+  // `-- --only models,state` runs some groups only.
+  const only = values.only?.split(",");
+  for (const [name, run] of all) if (!only || only.includes(name)) await run();
 } finally {
   spawnSync("bash", ["-c", `pkill -f "worker-main.js ${root}" || true`]);
   rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });

@@ -7,7 +7,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, renameSync, statSync, wr
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
-import { startHub, type HubServer } from "../helpers/hub-server.js";
+import { startHub, type HubServer } from "../../src/torture/hub-server.js";
 import { Terminal } from "../helpers/pty.js";
 import { tempDir } from "../helpers/temp.js";
 

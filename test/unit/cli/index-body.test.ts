@@ -60,3 +60,11 @@ describe.each(["constructor", "toString", "__proto__", "hasOwnProperty", "valueO
     expect(JSON.stringify(parseCreateIndexBody(JSON.parse(sent)))).toBe(sent);
   });
 });
+
+describe("model flags", () => {
+  it("passes an empty --model on, so it is refused instead of meaning the default", () => {
+    const body = indexBodyFromFlags({ model: "", modelDtype: "q8" });
+    expect(body.configuration).toMatchObject({ model: "", model_dtype: "q8" });
+    expect(() => parseCreateIndexBody(body)).toThrow(/model/);
+  });
+});

@@ -1,5 +1,5 @@
 /**
- * A stand-in for the Hugging Face hub on 127.0.0.1, serving model folders in the hub's shape:
+ * A stand-in for the Hugging Face hub on 127.0.0.1 (for the tests and the torture run), serving model folders in the hub's shape:
  * `GET /api/models/<id>/revision/<rev>?blobs=true` (commit and file list with sizes, LFS SHA-256
  * for .onnx files, git blob ids for the rest) and `GET /<id>/resolve/<rev>/<path>` with range
  * requests. Faults are set per test: a connection cut after some bytes, a corrupted byte, a wrong
@@ -22,6 +22,8 @@ export interface HubFaults {
   stall?: { path: string; bytes: number };
   /** Answer range requests with the whole file (200). */
   ignoreRange?: boolean;
+  /** Send files in chunks of this many bytes, one every 5 ms (a slow link, so a download can be killed midway). */
+  throttle?: number;
 }
 
 export interface HubServer {
@@ -79,6 +81,21 @@ export async function startHub(models: Record<string, string>, revision = "01234
     if (faults.cut && file.endsWith(faults.cut.path)) {
       // The bytes are flushed before the connection drops, as when a network fails mid-file.
       res.write(body.subarray(0, faults.cut.bytes), () => setTimeout(() => res.socket?.destroy(), 200));
+      return;
+    }
+    if (faults.throttle) {
+      const size = faults.throttle;
+      let at = 0;
+      const timer = setInterval(() => {
+        if (res.destroyed || at >= body.length) {
+          clearInterval(timer);
+          if (!res.destroyed) res.end();
+          return;
+        }
+        res.write(body.subarray(at, at + size));
+        at += size;
+      }, 5);
+      res.on("close", () => clearInterval(timer));
       return;
     }
     res.end(body);
