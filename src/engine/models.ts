@@ -8,7 +8,7 @@ import { homedir } from "node:os";
 import path from "node:path";
 import { ConflictError, EnvironmentError, fsError, SemsearchError, ValidationError, type Warning } from "./errors.js";
 import { knownModel, KNOWN_MODELS, type KnownModel } from "./embedding/known-models.js";
-import { cachedModel, cachedModels, isHubId, MANIFEST, modelsDir, readManifest, removeCachedModel, weightsHash, type CachedModel } from "./embedding/model-cache.js";
+import { cachedModel, cachedModels, isHubId, MANIFEST, modelsDir, readManifest, removeCachedModel, tokenizerHash, weightsHash, type CachedModel } from "./embedding/model-cache.js";
 import { modelLabel, type ModelDtype, type ModelSpec, type Pooling } from "./embedding/model-spec.js";
 import { chooseDtype, downloadModel, fetchModelInfo, filesFor, WEIGHTS_FILES, type DownloadProgress } from "./embedding/hub.js";
 import { BUNDLED_ALIASES, BUNDLED_DESCRIPTION, BUNDLED_SPEC, loadModel } from "./embedding/registry.js";
@@ -108,6 +108,7 @@ async function folderSpec(dir: string, source: "hub" | "folder", id: string, opt
     ...(revision ? { revision } : {}),
     dtype,
     weights: { file, size, sha256 },
+    tokenizer_sha256: tokenizerHash(dir),
     pooling,
     normalize: known?.normalize ?? true,
     query_prefix: known?.query_prefix ?? stated.query_prefix ?? "",

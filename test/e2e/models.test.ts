@@ -60,6 +60,7 @@ describe("a model folder", () => {
     expect(index.dimension).toBe(32);
     expect(index.embedding).toMatchObject({ id: folder, source: "folder", dtype: "q8", pooling: "mean", window: 64, dimension: 32, weights: { file: "onnx/model_quantized.onnx" } });
     expect(index.embedding.weights.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(index.embedding.tokenizer_sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(index.state).toBe("READY");
     expect(index.status.READY).toBe(objects.length);
   });
@@ -98,6 +99,21 @@ describe("a model folder", () => {
       expect(result.stdout).toBe("");
     } finally {
       renameSync(`${folder}.away`, folder);
+    }
+    expect((await cliJson<SearchResponse>(project, ["search", id, "automobile"])).results[0]?.id).toBe("car");
+  });
+
+  it("fails a search with MODEL_CHANGED (exit 6) when the tokenizer was replaced, even with the same weights", async () => {
+    const tokenizer = path.join(folder, "tokenizer.json");
+    const original = readFileSync(tokenizer);
+    writeFileSync(tokenizer, readFileSync(path.join(FIXTURES, "tiny-cls", "tokenizer.json"), "utf8").replace('"car"', '"kar"'));
+    try {
+      const result = await runCli(["--project", project, "--json", "search", id, "automobile"]);
+      expect(result.exitCode).toBe(6);
+      expect(errorOf(result.stderr)).toMatchObject({ code: "MODEL_CHANGED" });
+      expect(errorOf(result.stderr).message).toContain("tokenizer");
+    } finally {
+      writeFileSync(tokenizer, original);
     }
     expect((await cliJson<SearchResponse>(project, ["search", id, "automobile"])).results[0]?.id).toBe("car");
   });

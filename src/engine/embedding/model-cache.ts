@@ -9,13 +9,13 @@
  * `.semsearch.json` (what was downloaded, with sizes and hashes) written once every file is whole.
  */
 import { createHash } from "node:crypto";
-import { createReadStream, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import * as v from "valibot";
 import { EnvironmentError, fsError } from "../errors.js";
 import { readState, writeState } from "../state-files.js";
-import type { ModelSpec } from "./model-spec.js";
+import { TOKENIZER_FILES, type ModelSpec } from "./model-spec.js";
 
 /** A Hugging Face model id: `owner/name`, each part letters, digits, `-`, `_`, `.`, not starting with `.` or `-`. */
 export const HUB_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}\/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$/;
@@ -153,6 +153,23 @@ export async function weightsHash(file: string): Promise<string> {
   return sha256;
 }
 
+/** SHA-256 over a model folder's tokenizer and config files (each as its name, length and bytes; a missing one as its name only). */
+export function tokenizerHash(dir: string): string {
+  const hash = createHash("sha256");
+  for (const name of TOKENIZER_FILES) {
+    hash.update(`${name}\0`);
+    let content: Buffer;
+    try {
+      content = readFileSync(path.join(dir, name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+      throw fsError(error, "read", path.join(dir, name));
+    }
+    hash.update(`${content.length}\0`).update(content);
+  }
+  return hash.digest("hex");
+}
+
 /** Codes of errors that mean a model cannot be used at all (not that one text failed). */
 export const MODEL_UNAVAILABLE = new Set(["MODEL_MISSING", "MODEL_CHANGED", "MODEL_UNREADABLE", "MODEL_UNSUPPORTED"]);
 
@@ -183,6 +200,11 @@ export async function verifyModelFiles(spec: ModelSpec): Promise<string | null> 
     sha256 = await weightsHash(file);
   } catch (error) {
     throw fsError(error, "read", file);
+  }
+  if (spec.tokenizer_sha256 && tokenizerHash(dir) !== spec.tokenizer_sha256) {
+    throw new EnvironmentError("MODEL_CHANGED", `The model ${spec.id} of this index has changed: its tokenizer or config in ${dir} is not the one the index was built with`, {
+      hint: `Vectors from another tokenizer would not match the index. ${fix}`,
+    });
   }
   if (sha256 !== spec.weights.sha256) {
     throw new EnvironmentError("MODEL_CHANGED", `The model ${spec.id} of this index has changed: ${file} is not the file the index was built with (SHA-256 ${sha256.slice(0, 12)}…, expected ${spec.weights.sha256.slice(0, 12)}…)`, {

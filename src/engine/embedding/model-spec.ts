@@ -22,6 +22,8 @@ export const ModelSpecSchema = v.object({
   dtype: v.optional(v.picklist(MODEL_DTYPES)),
   /** The ONNX weights file, relative to the model folder, with its size and SHA-256. */
   weights: v.optional(v.object({ file: v.string(), size: v.pipe(v.number(), v.safeInteger(), v.minValue(0)), sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)) })),
+  /** SHA-256 over the tokenizer and config files (TOKENIZER_FILES), which shape vectors as much as the weights. */
+  tokenizer_sha256: v.optional(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))),
   pooling: v.optional(v.picklist(POOLINGS)),
   normalize: v.optional(v.boolean()),
   query_prefix: v.optional(v.string()),
@@ -32,6 +34,9 @@ export const ModelSpecSchema = v.object({
 });
 
 export type ModelSpec = v.InferOutput<typeof ModelSpecSchema>;
+
+/** The small files besides the weights that decide a model's vectors, hashed together into `tokenizer_sha256`. */
+export const TOKENIZER_FILES = ["config.json", "tokenizer.json", "tokenizer_config.json"] as const;
 
 /** A model's display name: its id, with the dtype for ONNX models. */
 export function modelLabel(spec: ModelSpec): string {
