@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { CommanderError, type Command } from "commander";
 import { environmentError, InternalError, SemsearchError, UsageError } from "../engine/index.js";
 import { createProgram } from "./program.js";
-import { configureColor, chalk } from "./render/style.js";
+import { configureColor, chalk, printable } from "./render/style.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string; bugs?: { url?: string } };
 
@@ -47,9 +47,9 @@ function report(error: SemsearchError, json: boolean): void {
     process.stderr.write(JSON.stringify({ errors: [entry] }) + "\n");
     return;
   }
-  process.stderr.write(`${chalk.red("error:")} ${error.message}\n`);
-  for (const issue of error.issues?.slice(1) ?? []) process.stderr.write(`  ${issue.path}: ${issue.message}\n`);
-  if (error.hint) process.stderr.write(`${chalk.dim(error.hint)}\n`);
+  process.stderr.write(`${chalk.red("error:")} ${printable(error.message)}\n`);
+  for (const issue of error.issues?.slice(1) ?? []) process.stderr.write(`  ${printable(issue.path)}: ${printable(issue.message)}\n`);
+  if (error.hint) process.stderr.write(`${chalk.dim(printable(error.hint))}\n`);
   if (error instanceof InternalError) {
     const cause = error.cause instanceof Error ? error.cause : error;
     const where = pkg.bugs?.url ? ` at ${pkg.bugs.url}` : "";

@@ -1,7 +1,7 @@
 /** Writing results to stdout: one JSON document with --json, text for people otherwise. */
 import type { Warning } from "../engine/index.js";
 import { formatJson } from "./render/json.js";
-import { chalk } from "./render/style.js";
+import { chalk, printable } from "./render/style.js";
 import type { GlobalOptions } from "./options.js";
 
 export function printResult(options: GlobalOptions, json: unknown, human: () => string): void {
@@ -14,7 +14,7 @@ export function printResult(options: GlobalOptions, json: unknown, human: () => 
  */
 export function warn(options: GlobalOptions, warning: Warning): void {
   if (options.json) process.stderr.write(`${JSON.stringify({ warnings: [warning] })}\n`);
-  else process.stderr.write(`${chalk.yellow("warning:")} ${warning.message}\n`);
+  else process.stderr.write(`${chalk.yellow("warning:")} ${printable(warning.message)}\n`);
 }
 
 /** A line of information for people, on stderr (never with --json). */

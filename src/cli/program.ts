@@ -185,6 +185,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .command("pull <id>")
     .description("download a Hugging Face model ahead of use (resumes an interrupted download)")
     .option("--dtype <dtype>", "q8 or fp32 (default: q8 where offered)")
+    .option("--revision <rev>", "a commit, branch or tag (default: main, or the newest download)")
     .action(withGlobals(h.modelsPull));
   models
     .command("rm <id>")

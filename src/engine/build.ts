@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { EngineContext } from "./context.js";
-import { ConflictError, EnvironmentError, InternalError } from "./errors.js";
+import { ConflictError, EnvironmentError, errorFromPayload, InternalError } from "./errors.js";
 import { describeIndex, findIndex, missingFieldsWarning } from "./indexes.js";
 import { ensureWorker, workerPid } from "./indexing/spawn.js";
 import { indexTableName } from "./project.js";
@@ -52,7 +52,7 @@ async function checkBlocked(ctx: EngineContext, index: IndexRecord, started: num
   if (!blocked) return;
   await verifyModelFiles(indexModel(index));
   if (Date.parse(blocked.at) >= started) {
-    throw new EnvironmentError(blocked.code, `Index ${index.name ?? index.id} cannot be built: ${blocked.message}`, { hint: blocked.hint });
+    throw errorFromPayload({ name: blocked.name ?? "EnvironmentError", code: blocked.code, message: `Index ${index.name ?? index.id} cannot be built: ${blocked.message}`, ...(blocked.hint ? { hint: blocked.hint } : {}) });
   }
 }
 

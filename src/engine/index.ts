@@ -144,7 +144,7 @@ export class Engine {
   }
 
   /** Downloads a Hugging Face model ahead of use (resumes a partial download). */
-  pullModel(id: string, options: Pick<models.ResolveOptions, "dtype" | "onProgress"> = {}): Promise<models.PullResult> {
+  pullModel(id: string, options: Pick<models.ResolveOptions, "dtype" | "revision" | "onProgress"> = {}): Promise<models.PullResult> {
     return models.pullModel(id, options);
   }
 

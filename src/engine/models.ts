@@ -6,10 +6,10 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
-import { ConflictError, EnvironmentError, fsError, SemsearchError, ValidationError, type Warning } from "./errors.js";
+import { ConflictError, EnvironmentError, NotFoundError, SemsearchError, ValidationError, type Warning } from "./errors.js";
 import { knownModel, KNOWN_MODELS, type KnownModel } from "./embedding/known-models.js";
-import { cachedModel, cachedModels, isHubId, MANIFEST, modelsDir, readManifest, removeCachedModel, tokenizerHash, weightsHash, type CachedModel } from "./embedding/model-cache.js";
-import { modelLabel, type ModelDtype, type ModelSpec, type Pooling } from "./embedding/model-spec.js";
+import { cachedModels, isHubId, isModelFile, MANIFEST, modelsDir, modelsFsError, readManifest, removeCachedModel, tokenizerHash, weightsHash, type CachedModel } from "./embedding/model-cache.js";
+import { modelLabel, TOKENIZER_FILES, type ModelDtype, type ModelSpec, type Pooling } from "./embedding/model-spec.js";
 import { chooseDtype, downloadModel, fetchModelInfo, filesFor, WEIGHTS_FILES, type DownloadProgress } from "./embedding/hub.js";
 import { BUNDLED_ALIASES, BUNDLED_DESCRIPTION, BUNDLED_SPEC, loadModel } from "./embedding/registry.js";
 import { readFolderFacts } from "./embedding/folder-facts.js";
@@ -17,6 +17,8 @@ import type { IndexRecord } from "./types.js";
 
 export interface ResolveOptions {
   dtype?: ModelDtype;
+  /** A hub revision (commit, branch or tag) instead of the newest download or `main`. */
+  revision?: string;
   /** Download a hub model that is not in the cache (index create, models pull); never in the worker. */
   download?: boolean;
   onProgress?: (progress: DownloadProgress) => void;
@@ -34,13 +36,19 @@ function expandHome(name: string): string {
   return name.startsWith("~/") || name.startsWith("~\\") ? path.join(homedir(), name.slice(2)) : name;
 }
 
+/** Model config files are small; a larger one is refused rather than read. */
+const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
+
 function readJson(file: string): Record<string, unknown> | undefined {
+  if (!isModelFile(file)) return undefined;
+  if (statSync(file).size > MAX_CONFIG_BYTES) {
+    throw new EnvironmentError("MODEL_UNREADABLE", `The model file ${file} is larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MB: not a config file`);
+  }
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw fsError(error, "read", file);
+    throw modelsFsError(error, "read", file);
   }
   try {
     const value = JSON.parse(text) as unknown;
@@ -70,13 +78,14 @@ function statedSettings(dir: string): Partial<Pick<KnownModel, "pooling" | "quer
  * else mean pooling without prefixes (with a warning).
  */
 async function folderSpec(dir: string, source: "hub" | "folder", id: string, options: ResolveOptions, revision?: string): Promise<ModelSpec> {
-  const config = readJson(path.join(dir, "config.json"));
-  if (!config || !existsSync(path.join(dir, "tokenizer.json"))) {
-    throw new ValidationError("MODEL_UNSUPPORTED", `${dir} is not a model folder: it needs config.json, tokenizer.json and onnx/model.onnx (transformers.js layout)`, {
+  const missing = TOKENIZER_FILES.filter((file) => !isModelFile(path.join(dir, file)));
+  const config = missing.includes("config.json") ? undefined : readJson(path.join(dir, "config.json"));
+  if (missing.length || !config) {
+    throw new ValidationError("MODEL_UNSUPPORTED", `${dir} is not a model folder: it has no ${missing.length ? missing.join(", ") : "config.json holding a JSON object"} (a model folder in transformers.js layout has config.json, tokenizer.json, tokenizer_config.json and onnx/model.onnx)`, {
       issues: [{ path: "configuration.model", message: "not a model folder" }],
     });
   }
-  const dtype = chooseDtype((file) => existsSync(path.join(dir, file)), options.dtype);
+  const dtype = chooseDtype((file) => isModelFile(path.join(dir, file)), options.dtype);
   if (dtype === null) {
     throw new ValidationError("MODEL_UNSUPPORTED", `${dir} has no ${options.dtype ? WEIGHTS_FILES[options.dtype] : "onnx/model.onnx or onnx/model_quantized.onnx"}`, {
       issues: [{ path: "configuration.model", message: "no ONNX weights" }],
@@ -89,9 +98,9 @@ async function folderSpec(dir: string, source: "hub" | "folder", id: string, opt
     size = statSync(path.join(dir, file)).size;
     sha256 = await weightsHash(path.join(dir, file));
   } catch (error) {
-    throw fsError(error, "read", path.join(dir, file));
+    throw modelsFsError(error, "read", path.join(dir, file));
   }
-  const facts = readFolderFacts(config, readJson(path.join(dir, "tokenizer_config.json")) ?? {});
+  const facts = readFolderFacts(config, readJson(path.join(dir, "tokenizer_config.json")) ?? {}, dir);
   const recordedId = readManifest(dir)?.id;
   const known = knownModel(recordedId ?? id);
   const stated = statedSettings(dir);
@@ -141,25 +150,42 @@ export function suggestModels(name: string): string[] {
       const c = candidate.toLowerCase();
       return { candidate, score: Math.min(distance(lower, c), distance(lower, c.split("/").pop() as string)) };
     })
-    .filter(({ score }) => score <= Math.max(2, Math.floor(name.length / 4)))
+    .filter(({ candidate, score }) => candidate !== name && score <= Math.max(2, Math.floor(name.length / 4)))
     .sort((a, b) => a.score - b.score)
     .slice(0, 3)
     .map(({ candidate }) => candidate);
 }
 
+/** Whether every file a download recorded is in place with its size (a damaged download is fetched again). */
+function complete(model: CachedModel): boolean {
+  return Object.entries(model.manifest.files).every(([file, entry]) => {
+    try {
+      const stat = statSync(path.join(model.dir, file));
+      return stat.isFile() && stat.size === entry.size;
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** A hub model in the cache, or downloaded now; MODEL_NOT_DOWNLOADED when not allowed to download. */
 async function hubModelDir(id: string, options: ResolveOptions): Promise<{ dir: string; revision: string; id: string }> {
   const wanted = options.dtype ? WEIGHTS_FILES[options.dtype] : undefined;
-  const cached = cachedModel(id, wanted);
-  if (cached && chooseDtype((file) => Object.hasOwn(cached.manifest.files, file), options.dtype)) {
-    return { dir: cached.dir, revision: cached.revision, id: cached.manifest.id };
-  }
+  const cached = cachedModels().find(
+    (model) =>
+      model.id.toLowerCase() === id.toLowerCase() &&
+      (options.revision === undefined || model.revision.startsWith(options.revision)) &&
+      (wanted === undefined || Object.hasOwn(model.manifest.files, wanted)) &&
+      chooseDtype((file) => Object.hasOwn(model.manifest.files, file), options.dtype) !== null &&
+      complete(model),
+  );
+  if (cached) return { dir: cached.dir, revision: cached.revision, id: cached.manifest.id };
   if (!options.download) {
-    throw new EnvironmentError("MODEL_NOT_DOWNLOADED", `The model ${id}${options.dtype ? ` (${options.dtype})` : ""} is not downloaded (models folder: ${modelsDir()})`, {
+    throw new NotFoundError("MODEL_NOT_DOWNLOADED", `The model ${id}${options.dtype ? ` (${options.dtype})` : ""} is not downloaded (models folder: ${modelsDir()})`, {
       hint: `Run \`semsearch models pull ${id}\`, or copy the models folder from a machine that has it.`,
     });
   }
-  const info = await fetchModelInfo(id);
+  const info = await fetchModelInfo(id, options.revision);
   const dtype = chooseDtype((file) => info.files.some((candidate) => candidate.path === file), options.dtype);
   if (dtype === null) {
     throw new ValidationError("MODEL_UNSUPPORTED", `The model ${id} has no ${options.dtype ? WEIGHTS_FILES[options.dtype] : "ONNX weights (onnx/model.onnx)"} on the hub`, {
@@ -185,8 +211,11 @@ export async function resolveModelSpec(name: string, options: ResolveOptions = {
   }
   if (looksLikePath(name)) {
     const dir = path.resolve(expandHome(name));
-    if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    if (!existsSync(dir)) {
       throw new ValidationError("UNKNOWN_MODEL", `The model folder ${dir} does not exist`, { issues: [{ path: "configuration.model", message: "no such folder" }] });
+    }
+    if (!statSync(dir).isDirectory()) {
+      throw new ValidationError("UNKNOWN_MODEL", `${dir} is not a folder: --model takes a model folder, not a file`, { issues: [{ path: "configuration.model", message: "not a folder" }] });
     }
     return folderSpec(dir, "folder", dir, options);
   }
@@ -210,7 +239,8 @@ export async function checkModelRuns(spec: ModelSpec): Promise<ModelSpec> {
   if (spec.source === "bundled") return spec;
   let vector: Float32Array | undefined;
   try {
-    [vector] = await (await loadModel({ ...spec, dimension: 0 })).embedTexts(["semsearch checks that this model runs"]);
+    // A text that fills a whole window: a config that promises more tokens than the model takes fails here.
+    [vector] = await (await loadModel({ ...spec, dimension: 0 })).embedTexts(["a ".repeat(spec.window ?? 512)]);
   } catch (error) {
     if (error instanceof SemsearchError && error.code !== "MODEL_CHANGED") throw error;
     throw new EnvironmentError("MODEL_UNREADABLE", `The model ${spec.id} does not run: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`, {
@@ -285,6 +315,9 @@ export interface PullResult {
 
 /** Downloads a hub model ahead of use (resuming a partial download); the cached copy when whole. */
 export async function pullModel(id: string, options: ResolveOptions = {}): Promise<PullResult> {
+  if ((BUNDLED_ALIASES as readonly string[]).includes(id)) {
+    throw new ValidationError("NOTHING_TO_DOWNLOAD", `"${id}" is the bundled model: it ships with semsearch, there is nothing to download`);
+  }
   if (!isHubId(id)) {
     const near = suggestModels(id);
     throw new ValidationError("UNKNOWN_MODEL", `"${id}" is not a Hugging Face model id (owner/name)`, { hint: near.length ? `Did you mean ${near.join(" or ")}?` : undefined });
@@ -298,7 +331,7 @@ export async function pullModel(id: string, options: ResolveOptions = {}): Promi
 export function removeModel(id: string, indexes: readonly IndexRecord[], force: boolean): { id: string; bytes: number } {
   const users = indexes.filter((index) => index.embedding?.source === "hub" && index.embedding.id.toLowerCase() === id.toLowerCase());
   if (!cachedModels().some((model) => model.id.toLowerCase() === id.toLowerCase())) {
-    throw new ValidationError("MODEL_NOT_DOWNLOADED", `The model ${id} is not downloaded (models folder: ${modelsDir()})`, { hint: "`semsearch models list` shows what is." });
+    throw new NotFoundError("MODEL_NOT_DOWNLOADED", `The model ${id} is not downloaded (models folder: ${modelsDir()})`, { hint: "`semsearch models list` shows what is." });
   }
   if (users.length && !force) {
     throw new ConflictError("MODEL_IN_USE", `The model ${id} is used by ${users.map((index) => index.name ?? index.id).join(", ")}: searching ${users.length === 1 ? "it" : "them"} needs it`, {

@@ -20,6 +20,8 @@ export interface IndexProgress {
 }
 
 export interface IndexBlock {
+  /** the error's class (EnvironmentError, ValidationError), so a wait reports it with the same exit code */
+  name?: string;
   code: string;
   message: string;
   hint?: string;
@@ -66,7 +68,7 @@ export const ProgressSchema = v.object({
   optimizedSeq: Seq,
   processingSeq: v.nullable(Seq),
   errors: v.record(v.string(), v.object({ seq: Seq, message: v.string() })),
-  blocked: v.optional(v.object({ code: v.string(), message: v.string(), hint: v.optional(v.string()), at: v.string() })),
+  blocked: v.optional(v.object({ name: v.optional(v.string()), code: v.string(), message: v.string(), hint: v.optional(v.string()), at: v.string() })),
 });
 const IndexRecordSchema = v.object({
   id: v.pipe(v.string(), v.regex(/^idx_[a-z0-9]+$/)),

@@ -22,6 +22,12 @@ export interface HubFaults {
   stall?: { path: string; bytes: number };
   /** Answer range requests with the whole file (200). */
   ignoreRange?: boolean;
+  /** List this file without any hash. */
+  unhashed?: string;
+  /** Answer the model API with headers and half a body, then nothing. */
+  apiStall?: boolean;
+  /** Answer the model API with this text instead of the listing. */
+  apiBody?: string;
   /** Send files in chunks of this many bytes, one every 5 ms (a slow link, so a download can be killed midway). */
   throttle?: number;
 }
@@ -52,6 +58,7 @@ export async function startHub(models: Record<string, string>, revision = "01234
     return walk(dir).map((file) => {
       const content = readFileSync(path.join(dir, file));
       const size = faults.understate === file ? content.length - 10 : content.length;
+      if (faults.unhashed === file) return { rfilename: file, size };
       return file.endsWith(".onnx")
         ? { rfilename: file, size, lfs: { sha256: createHash("sha256").update(content).digest("hex"), size, pointerSize: 134 } }
         : { rfilename: file, size, blobId: createHash("sha1").update(`blob ${content.length}\0`).update(content).digest("hex") };
@@ -114,7 +121,13 @@ export async function startHub(models: Record<string, string>, revision = "01234
         res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "Repository not found" }));
         return;
       }
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ id, sha: revision, siblings: listing(id) }));
+      const body = faults.apiBody ?? JSON.stringify({ id, sha: revision, siblings: listing(id) });
+      if (faults.apiStall) {
+        res.writeHead(200, { "content-type": "application/json", "content-length": body.length });
+        res.write(body.slice(0, Math.floor(body.length / 2)));
+        return;
+      }
+      res.writeHead(200, { "content-type": "application/json" }).end(body);
       return;
     }
     const resolve = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(pathname);

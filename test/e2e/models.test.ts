@@ -3,7 +3,8 @@
  * fixtures/models (their vocabulary has synonym groups, so rankings can be asserted), used from a
  * folder and downloaded from a local stand-in for the hub.
  */
-import { cpSync, existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, appendFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
@@ -145,6 +146,32 @@ describe("a model folder", () => {
   });
 });
 
+describe("a model that fails on some texts", () => {
+  it("puts those objects in ERROR and indexes the rest; other indexes of the project go on", async () => {
+    // The catalog is edited to promise a 512-token window the tiny model (64 positions) cannot take,
+    // as a folder whose config lied would: texts longer than 64 tokens fail inside onnxruntime.
+    const folder = path.join(tempDir(), "tiny-mean");
+    cpSync(path.join(FIXTURES, "tiny-mean"), folder, { recursive: true });
+    const project = tempProject();
+    await cliJson(project, ["objects", "add", "-"], { input: jsonl(objects) });
+    const { id } = await cliJson<{ id: string }>(project, ["index", "create", "--model", folder, "--searchable", "body", "--wait"]);
+    const catalogFile = path.join(project, "catalog.json");
+    const catalog = JSON.parse(readFileSync(catalogFile, "utf8"));
+    catalog.indexes[0].embedding.window = 512;
+    writeFileSync(catalogFile, JSON.stringify(catalog));
+    const long = { id: "long", body: "the dog and the cat and the car ".repeat(40) };
+    const added = await runCli(["--project", project, "--json", "objects", "add", "-", "--wait"], { input: jsonl([long, { id: "short", body: "a small puppy" }]) });
+    expect(added.exitCode).toBe(7);
+    const status = await cliJson(project, ["index", "status", id]);
+    expect(status.status).toMatchObject({ READY: objects.length + 1, ERROR: 1 });
+    const failed = await cliJson(project, ["objects", "get", "long"]);
+    expect(failed.status.indexes[0]).toMatchObject({ status: "ERROR" });
+    expect(failed.status.indexes[0].error).toMatch(/^embedding failed/);
+    const other = await cliJson<{ id: string }>(project, ["index", "create", "--name", "other", "--searchable", "body", "--wait"]);
+    expect((await cliJson(project, ["index", "get", other.id])).status.READY).toBe(objects.length + 2);
+  });
+});
+
 describe("CLS pooling from a folder's sentence-transformers settings", () => {
   it("uses the folder's 1_Pooling config, fp32 when that is all it has", async () => {
     const { project, id } = await setUp(path.join(FIXTURES, "tiny-cls"), ["--neural-only"]);
@@ -182,6 +209,38 @@ describe("model names that are wrong", () => {
       expect(errorOf(result.stderr), file).toMatchObject({ code: "MODEL_UNREADABLE" });
       expect((await cliJson(project, ["index", "list"])).indexes).toEqual([]);
     }
+  });
+
+  it("refuses a folder whose config promises a longer window than the model takes", async () => {
+    const folder = path.join(tempDir(), "overstated");
+    cpSync(path.join(FIXTURES, "tiny-mean"), folder, { recursive: true });
+    for (const file of ["config.json", "tokenizer_config.json"]) {
+      const json = JSON.parse(readFileSync(path.join(folder, file), "utf8"));
+      if (file === "config.json") json.max_position_embeddings = 512;
+      else json.model_max_length = 512;
+      writeFileSync(path.join(folder, file), JSON.stringify(json));
+    }
+    const result = await runCli(["--project", project, "--json", "index", "create", "--model", folder]);
+    expect(result.exitCode).toBe(6);
+    expect(errorOf(result.stderr)).toMatchObject({ code: "MODEL_UNREADABLE" });
+  });
+
+  it("refuses weights that are not a regular file (a FIFO would hang a reader) at once", async () => {
+    const folder = path.join(tempDir(), "fifo");
+    cpSync(path.join(FIXTURES, "tiny-cls"), folder, { recursive: true });
+    rmSync(path.join(folder, "onnx", "model.onnx"));
+    spawnSync("mkfifo", [path.join(folder, "onnx", "model.onnx")]);
+    const result = await runCli(["--project", project, "--json", "index", "create", "--model", folder], { timeoutMs: 30_000 });
+    expect(result.exitCode).toBe(6);
+    expect(errorOf(result.stderr)).toMatchObject({ code: "MODEL_UNREADABLE" });
+    expect(errorOf(result.stderr).message).toContain("not a regular file");
+  });
+
+  it("shows control characters of a hostile name escaped in human output", async () => {
+    const result = await runCli(["--project", project, "index", "create", "--model", "a/b\u001b[31mRED\u202e"]);
+    expect(result.exitCode).toBe(4);
+    expect(result.stderr).not.toMatch(/[\u001b\u202e]/);
+    expect(result.stderr).toContain("\\u{1b}[31mRED\\u{202e}");
   });
 
   it("suggests the known model nearest to a typo", async () => {
@@ -297,6 +356,85 @@ describe("downloading from the hub", () => {
     expect(result.exitCode).toBe(6);
     expect(errorOf(result.stderr)).toMatchObject({ code: "MODEL_DOWNLOAD_STALLED" });
     expect(Date.now() - started).toBeLessThan(60_000);
+  });
+
+  it.each([
+    ["a body that stops halfway", { apiStall: true }, "MODEL_DOWNLOAD_STALLED"],
+    ["null", { apiBody: "null" }, "MODEL_DOWNLOAD_FAILED"],
+    ["siblings that are not objects", { apiBody: JSON.stringify({ sha: "0123456789abcdef0123456789abcdef01234567", siblings: [null, 5, "x"] }) }, "MODEL_UNSUPPORTED"],
+    ["a file listed without a hash", { unhashed: "onnx/model_quantized.onnx" }, "MODEL_DOWNLOAD_CORRUPT"],
+  ])("refuses a model API answer with %s, clearly", async (_, faults, code) => {
+    fresh();
+    Object.assign(hub.faults, faults);
+    const result = await runCli(["--json", "models", "pull", "tiny/mean"], { env: { ...env(), SEMSEARCH_DOWNLOAD_TIMEOUT: "1000" } });
+    expect([4, 6]).toContain(result.exitCode);
+    expect(errorOf(result.stderr).code).toBe(code);
+  });
+
+  it("never records a short write as whole (a file size limit), and a later pull repairs a damaged cache", async () => {
+    fresh();
+    const limited = spawnSync("bash", ["-c", `ulimit -f 40; exec "${process.execPath}" "${path.join(ROOT, "bin", "semsearch")}" --json models pull tiny/mean`], { env: { ...process.env, ...env() }, encoding: "utf8" });
+    expect(limited.status).not.toBe(0);
+    expect(existsSync(path.join(cached(), ".semsearch.json"))).toBe(false);
+    await cliJson(tempProject(), ["models", "pull", "tiny/mean"], { env: env() });
+    const weights = path.join(cached(), "onnx", "model_quantized.onnx");
+    expect(readFileSync(weights)).toEqual(readFileSync(path.join(FIXTURES, "tiny-mean", "onnx", "model_quantized.onnx")));
+    rmSync(weights);
+    rmSync(path.join(cached(), "tokenizer.json"));
+    await cliJson(tempProject(), ["models", "pull", "tiny/mean"], { env: env() });
+    expect(readFileSync(weights)).toEqual(readFileSync(path.join(FIXTURES, "tiny-mean", "onnx", "model_quantized.onnx")));
+    expect(existsSync(path.join(cached(), "tokenizer.json"))).toBe(true);
+  });
+
+  it("refuses to remove a model while it is being downloaded", async () => {
+    fresh();
+    await cliJson(tempProject(), ["models", "pull", "tiny/mean"], { env: env() });
+    hub.faults.throttle = 1024;
+    const pulling = runCli(["--json", "models", "pull", "tiny/mean", "--dtype", "fp32"], { env: env() });
+    let refused = false;
+    for (let i = 0; i < 100 && !refused; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const removed = await runCli(["--json", "models", "rm", "tiny/mean"], { env: env() });
+      if (removed.exitCode === 5) refused = errorOf(removed.stderr).code === "MODEL_BUSY";
+      else break;
+    }
+    expect(refused).toBe(true);
+    expect((await pulling).exitCode).toBe(0);
+    delete hub.faults.throttle;
+    expect((await runCli(["--json", "models", "rm", "tiny/mean"], { env: env() })).exitCode).toBe(0);
+  });
+
+  it.each([
+    ["a file", (dir: string) => writeFileSync(dir, "x")],
+    ["a dangling link", (dir: string) => symlinkSync(path.join(dir, "..", "nowhere", "deeper"), dir)],
+  ])("SEMSEARCH_MODELS naming %s is exit 6 with a hint about the models folder", async (_, make) => {
+    fresh();
+    const dir = path.join(tempDir(), "models");
+    make(dir);
+    const result = await runCli(["--json", "models", "pull", "tiny/mean"], { env: { ...env(), SEMSEARCH_MODELS: dir } });
+    expect(result.exitCode).toBe(6);
+    expect(errorOf(result.stderr).hint).toContain("SEMSEARCH_MODELS");
+  });
+
+  it("models pull use says the bundled model needs no download", async () => {
+    const result = await runCli(["--json", "models", "pull", "use"]);
+    expect(result.exitCode).toBe(4);
+    expect(errorOf(result.stderr)).toMatchObject({ code: "NOTHING_TO_DOWNLOAD" });
+  });
+
+  it("finds the index's files in a newer download when only other files changed on the hub", async () => {
+    fresh();
+    const { project, id } = await setUp("tiny/mean", [], env());
+    await cliJson(project, ["models", "rm", "tiny/mean", "--force"], { env: env() });
+    const newer = await startHub({ "tiny/mean": path.join(FIXTURES, "tiny-mean") }, "fedcba9876543210fedcba9876543210fedcba98");
+    try {
+      const newerEnv = { ...env(), SEMSEARCH_HF_ENDPOINT: newer.url };
+      const pulled = await cliJson(project, ["models", "pull", "tiny/mean"], { env: newerEnv });
+      expect(pulled.revision).toBe("fedcba9876543210fedcba9876543210fedcba98");
+      expect((await cliJson<SearchResponse>(project, ["search", id, "automobile"], { env: newerEnv })).results[0]?.id).toBe("car");
+    } finally {
+      await newer.close();
+    }
   });
 
   it("a model the hub does not have is exit 3 MODEL_NOT_FOUND", async () => {

@@ -1,6 +1,6 @@
 /** `semsearch models list | pull | rm`: the embedding models on this machine. */
 import type { ModelListEntry } from "../../engine/index.js";
-import { modelsDir, UsageError } from "../../engine/index.js";
+import { modelsDir, ValidationError } from "../../engine/index.js";
 import { withEngine, type GlobalOptions } from "../options.js";
 import { printResult } from "../output.js";
 import { downloadProgressReporter } from "../progress.js";
@@ -31,11 +31,13 @@ export async function modelsList(options: GlobalOptions): Promise<void> {
 
 export interface ModelsPullOptions extends GlobalOptions {
   dtype?: string;
+  revision?: string;
 }
 
+/** The same rule as the body's `model_dtype`: a value outside q8/fp32 is a validation error (exit 4). */
 function dtypeOf(value: string | undefined): "q8" | "fp32" | undefined {
   if (value === undefined || value === "q8" || value === "fp32") return value;
-  throw new UsageError("INVALID_DTYPE", `--dtype must be q8 or fp32, not "${value}"`);
+  throw new ValidationError("INVALID_DTYPE", `--dtype must be q8 or fp32, not ${JSON.stringify(value)}`, { issues: [{ path: "--dtype", message: "q8 or fp32" }] });
 }
 
 export async function modelsPull(id: string, options: ModelsPullOptions): Promise<void> {
@@ -43,7 +45,7 @@ export async function modelsPull(id: string, options: ModelsPullOptions): Promis
   await withEngine(options, async (engine) => {
     const progress = downloadProgressReporter(options.json, id);
     try {
-      const pulled = await engine.pullModel(id, { ...(dtype ? { dtype } : {}), onProgress: (p) => progress.update(p) });
+      const pulled = await engine.pullModel(id, { ...(dtype ? { dtype } : {}), ...(options.revision !== undefined ? { revision: options.revision } : {}), onProgress: (p) => progress.update(p) });
       progress.done();
       printResult(options, pulled, () => `${pulled.id} (${pulled.dtype}, revision ${pulled.revision.slice(0, 12)}): ${size(pulled.bytes)} in ${pulled.path}\n`);
     } finally {

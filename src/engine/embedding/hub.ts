@@ -12,7 +12,7 @@ import { open } from "node:fs/promises";
 import path from "node:path";
 import { EnvironmentError, fsError, NotFoundError, SemsearchError, ValidationError } from "../errors.js";
 import { withLock } from "../lock.js";
-import { MANIFEST, readManifest, revisionDir, writeManifest, type Manifest } from "./model-cache.js";
+import { MANIFEST, modelsFsError, readManifest, revisionDir, writeManifest, type Manifest } from "./model-cache.js";
 import type { ModelDtype } from "./model-spec.js";
 
 export interface HubFile {
@@ -66,6 +66,44 @@ function unreachable(id: string, url: string, error: unknown): EnvironmentError 
   return new EnvironmentError("MODEL_DOWNLOAD_FAILED", `Cannot download the model ${id}: ${new URL(url).host} is not reachable (${why})`, { hint: WAYS_OUT(id), cause: error });
 }
 
+/** The model API's answer at most this large. */
+const MAX_INFO_BYTES = 64 * 1024 * 1024;
+
+/** A response body as text, giving up when nothing arrives for `stallMs` or it grows past MAX_INFO_BYTES. */
+async function readBody(id: string, response: Response, stallMs: number): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const chunk = await readWithin(reader, stallMs, () => new EnvironmentError("MODEL_DOWNLOAD_STALLED", `The hub's answer for ${id} stalled: nothing received for ${Math.round(stallMs / 1000)} s`, { hint: "Run the command again later (SEMSEARCH_DOWNLOAD_TIMEOUT sets the wait in ms)." }));
+      if (chunk.done) break;
+      size += chunk.value.byteLength;
+      if (size > MAX_INFO_BYTES) throw new EnvironmentError("MODEL_DOWNLOAD_FAILED", `The hub's answer for ${id} is larger than ${MAX_INFO_BYTES / 1024 / 1024} MB`);
+      chunks.push(chunk.value);
+    }
+  } catch (error) {
+    await reader.cancel().catch(() => {});
+    if (error instanceof SemsearchError) throw error;
+    throw unreachable(id, response.url || hubEndpoint(), error);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** The next chunk of a stream, or the error `stalled()` when none comes within `ms`. */
+async function readWithin(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number, stalled: () => SemsearchError): Promise<Awaited<ReturnType<typeof reader.read>>> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(stalled()), ms);
+  });
+  try {
+    return await Promise.race([reader.read(), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** fetch with a deadline for the response headers. */
 async function request(id: string, url: string, init: { headers?: Record<string, string> }, stallMs: number): Promise<Response> {
   const controller = new AbortController();
@@ -101,27 +139,30 @@ export async function fetchModelInfo(id: string, revision = "main", options: Dow
     await response.body?.cancel();
     throw new EnvironmentError("MODEL_DOWNLOAD_FAILED", `Cannot download the model ${id}: the hub answered ${response.status} ${response.statusText}`, { hint: WAYS_OUT(id) });
   }
-  let body: { sha?: unknown; siblings?: ApiSibling[] };
+  let body: unknown;
   try {
-    body = (await response.json()) as typeof body;
+    body = JSON.parse(await readBody(id, response, stallTimeout(options)));
   } catch (error) {
+    if (error instanceof SemsearchError) throw error;
     throw new EnvironmentError("MODEL_DOWNLOAD_FAILED", `Cannot download the model ${id}: the hub's answer is not JSON`, { cause: error });
   }
-  if (typeof body.sha !== "string" || !/^[0-9a-f]{7,64}$/.test(body.sha) || !Array.isArray(body.siblings)) {
+  const answer = (typeof body === "object" && body !== null ? body : {}) as { sha?: unknown; siblings?: unknown };
+  if (typeof answer.sha !== "string" || !/^[0-9a-f]{7,64}$/.test(answer.sha) || !Array.isArray(answer.siblings)) {
     throw new EnvironmentError("MODEL_DOWNLOAD_FAILED", `Cannot download the model ${id}: the hub's answer has no commit or file list`);
   }
   const files: HubFile[] = [];
-  for (const sibling of body.siblings) {
+  for (const entry of answer.siblings as unknown[]) {
+    if (typeof entry !== "object" || entry === null) continue;
+    const sibling = entry as ApiSibling;
     if (typeof sibling.rfilename !== "string" || sibling.rfilename.split("/").some((part) => part === "" || part === "." || part === "..")) continue;
-    const size = typeof sibling.lfs?.size === "number" ? sibling.lfs.size : sibling.size;
+    const lfs = typeof sibling.lfs === "object" && sibling.lfs !== null ? sibling.lfs : undefined;
+    const size = typeof lfs?.size === "number" ? lfs.size : sibling.size;
     if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0) continue;
-    files.push({
-      path: sibling.rfilename,
-      size,
-      ...(typeof sibling.lfs?.sha256 === "string" ? { sha256: sibling.lfs.sha256 } : typeof sibling.blobId === "string" ? { blob: sibling.blobId } : {}),
-    });
+    const sha256 = typeof lfs?.sha256 === "string" && /^[0-9a-f]{64}$/i.test(lfs.sha256) ? lfs.sha256.toLowerCase() : undefined;
+    const blob = !lfs && typeof sibling.blobId === "string" && /^[0-9a-f]{40}$/i.test(sibling.blobId) ? sibling.blobId.toLowerCase() : undefined;
+    files.push({ path: sibling.rfilename, size, ...(sha256 ? { sha256 } : blob ? { blob } : {}) });
   }
-  return { id, revision: body.sha, files };
+  return { id, revision: answer.sha, files };
 }
 
 const TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json"];
@@ -148,7 +189,14 @@ export function filesFor(model: HubModel, dtype: ModelDtype): HubFile[] {
       issues: [{ path: "configuration.model", message: `missing ${missing.join(", ")}` }],
     });
   }
-  return wanted.flatMap((file) => byPath.get(file) ?? []);
+  const chosen = wanted.flatMap((file) => byPath.get(file) ?? []);
+  const unchecked = chosen.filter((file) => !file.sha256 && !file.blob);
+  if (unchecked.length) {
+    throw new EnvironmentError("MODEL_DOWNLOAD_CORRUPT", `The hub lists ${unchecked.map((file) => file.path).join(", ")} of ${model.id} without a usable hash: refusing to download files that cannot be checked`, {
+      hint: "The server is not a Hugging Face hub or is altering its answers; check SEMSEARCH_HF_ENDPOINT / HF_ENDPOINT.",
+    });
+  }
+  return chosen;
 }
 
 class Hashes {
@@ -172,7 +220,8 @@ function hashMismatch(file: HubFile, hashes: Hashes): string | null {
 
 /** Whether a file is in place already, whole and with the listed hash (from a download cut short before its manifest was written). */
 async function alreadyWhole(file: HubFile, target: string): Promise<boolean> {
-  if (statSync(target, { throwIfNoEntry: false })?.size !== file.size) return false;
+  const stat = statSync(target, { throwIfNoEntry: false });
+  if (!stat?.isFile() || stat.size !== file.size) return false;
   const hashes = new Hashes(file.size);
   await hashExisting(target, hashes);
   return hashMismatch(file, hashes) === null;
@@ -192,7 +241,11 @@ function corrupt(id: string, file: HubFile, what: string): EnvironmentError {
 async function downloadFile(model: HubModel, file: HubFile, dir: string, options: DownloadOptions, report: (bytes: number) => void): Promise<void> {
   const target = path.join(dir, file.path);
   const part = `${target}.part`;
-  mkdirSync(path.dirname(target), { recursive: true });
+  try {
+    mkdirSync(path.dirname(target), { recursive: true });
+  } catch (error) {
+    throw modelsFsError(error, "create", path.dirname(target));
+  }
   let start = existsSync(part) ? statSync(part).size : 0;
   if (start > file.size) {
     rmSync(part, { force: true });
@@ -224,30 +277,26 @@ async function downloadFile(model: HubModel, file: HubFile, dir: string, options
       handle = await open(part, start > 0 ? "a" : "w");
     } catch (error) {
       await response.body.cancel();
-      throw fsError(error, "write", part);
+      throw modelsFsError(error, "write", part);
     }
     let received = start;
     const reader = response.body.getReader();
     try {
       for (;;) {
-        let timer: NodeJS.Timeout | undefined;
-        const stalled = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new EnvironmentError("MODEL_DOWNLOAD_STALLED", `The download of ${model.id}/${file.path} stalled: nothing received for ${Math.round(stallMs / 1000)} s (${received} of ${file.size} bytes kept)`, { hint: "Run the command again to resume where it stopped (SEMSEARCH_DOWNLOAD_TIMEOUT sets the wait in ms)." })), stallMs);
-        });
-        let chunk: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          chunk = await Promise.race([reader.read(), stalled]);
-        } finally {
-          clearTimeout(timer);
-        }
+        const chunk = await readWithin(reader, stallMs, () => new EnvironmentError("MODEL_DOWNLOAD_STALLED", `The download of ${model.id}/${file.path} stalled: nothing received for ${Math.round(stallMs / 1000)} s (${received} of ${file.size} bytes kept)`, { hint: "Run the command again to resume where it stopped (SEMSEARCH_DOWNLOAD_TIMEOUT sets the wait in ms)." }));
         if (chunk.done) break;
         received += chunk.value.byteLength;
         if (received > file.size) throw corrupt(model.id, file, `more than the ${file.size} bytes listed`);
         hashes.update(chunk.value);
         try {
-          await handle.write(chunk.value);
+          // A write may take only part of the chunk (a file size limit, a nearly full disk): write the rest, or fail.
+          for (let offset = 0; offset < chunk.value.byteLength; ) {
+            const { bytesWritten } = await handle.write(chunk.value, offset);
+            if (bytesWritten <= 0) throw Object.assign(new Error("no bytes written"), { code: "ENOSPC" });
+            offset += bytesWritten;
+          }
         } catch (error) {
-          throw fsError(error, "write", part);
+          throw modelsFsError(error, "write", part);
         }
         report(received);
       }
@@ -268,7 +317,8 @@ async function downloadFile(model: HubModel, file: HubFile, dir: string, options
       throw new EnvironmentError("MODEL_DOWNLOAD_FAILED", `The download of ${model.id}/${file.path} ended early: ${received} of ${file.size} bytes`, { hint: "Run the command again to resume where it stopped." });
     }
   }
-  const mismatch = hashMismatch(file, hashes);
+  const written = statSync(part, { throwIfNoEntry: false })?.size;
+  const mismatch = written !== file.size ? `${written ?? 0} bytes on disk, ${file.size} listed` : hashMismatch(file, hashes);
   if (mismatch) {
     rmSync(part, { force: true });
     throw corrupt(model.id, file, mismatch);
@@ -276,7 +326,7 @@ async function downloadFile(model: HubModel, file: HubFile, dir: string, options
   try {
     renameSync(part, target);
   } catch (error) {
-    throw fsError(error, "write", target);
+    throw modelsFsError(error, "write", target);
   }
 }
 
@@ -289,15 +339,13 @@ export async function downloadModel(model: HubModel, files: HubFile[], options: 
   try {
     mkdirSync(dir, { recursive: true });
   } catch (error) {
-    throw fsError(error, "create", dir);
+    throw modelsFsError(error, "create", dir);
   }
   return withLock(path.join(dir, ".download.lock"), async () => {
     const existing = readManifest(dir);
     const whole = new Set<string>();
-    for (const file of files) {
-      const recorded = existing?.files[file.path]?.size === file.size && existsSync(path.join(dir, file.path));
-      if (recorded || (await alreadyWhole(file, path.join(dir, file.path)))) whole.add(file.path);
-    }
+    // Files in place are checked against the hub's hashes (not the manifest): a damaged cache is repaired.
+    for (const file of files) if (await alreadyWhole(file, path.join(dir, file.path))) whole.add(file.path);
     const total = files.reduce((sum, file) => sum + file.size, 0);
     let before = files.filter((file) => whole.has(file.path)).reduce((sum, file) => sum + file.size, 0);
     options.onProgress?.({ file: "", done: before, total });

@@ -13,9 +13,49 @@ import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmS
 import { homedir } from "node:os";
 import path from "node:path";
 import * as v from "valibot";
-import { EnvironmentError, fsError } from "../errors.js";
+import { ConflictError, environmentError, EnvironmentError, InternalError, SemsearchError, systemErrorCode } from "../errors.js";
+import { describeHolder, lockHolder, tryLock } from "../lock.js";
 import { readState, writeState } from "../state-files.js";
 import { TOKENIZER_FILES, type ModelSpec } from "./model-spec.js";
+
+const MODELS_HINT = "Check the permissions of the models folder, or set SEMSEARCH_MODELS to a folder you can write.";
+
+/**
+ * A file-system failure in the models folder (or a model folder), with hints about that folder
+ * rather than the project: EnvironmentError for the environment's faults and for a models folder
+ * that is not a usable directory, InternalError otherwise.
+ */
+export function modelsFsError(error: unknown, action: string, file: string): SemsearchError {
+  if (error instanceof SemsearchError) return error;
+  const code = systemErrorCode(error);
+  if (code === "ENOENT" || code === "ENOTDIR" || code === "EEXIST") {
+    return new EnvironmentError("MODELS_DIR_UNUSABLE", `Cannot ${action} ${file} (${code}): the models folder ${modelsDir()} is not a usable directory`, {
+      hint: "SEMSEARCH_MODELS must name a directory, or a path where one can be created.",
+      cause: error,
+    });
+  }
+  const known = environmentError(error, `Cannot ${action} ${file}`);
+  if (known) return new EnvironmentError(known.code, known.message, { hint: code === "ENOSPC" || code === "EDQUOT" ? known.hint : MODELS_HINT, cause: error });
+  return new InternalError("INTERNAL", `Cannot ${action} ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+}
+
+/**
+ * Whether a model file is there: true for a regular file (symbolic links followed), false when
+ * absent; a directory, FIFO or device is MODEL_UNREADABLE (reading one could hang), a permission
+ * problem an EnvironmentError.
+ */
+export function isModelFile(file: string): boolean {
+  let stat;
+  try {
+    stat = statSync(file);
+  } catch (error) {
+    const code = systemErrorCode(error);
+    if (code === "ENOENT" || code === "ENOTDIR") return false;
+    throw modelsFsError(error, "read", file);
+  }
+  if (!stat.isFile()) throw new EnvironmentError("MODEL_UNREADABLE", `The model file ${file} is not a regular file`, { hint: "A model folder holds regular files (or links to them)." });
+  return true;
+}
 
 /** A Hugging Face model id: `owner/name`, each part letters, digits, `-`, `_`, `.`, not starting with `.` or `-`. */
 export const HUB_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}\/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$/;
@@ -56,7 +96,11 @@ export function readManifest(dir: string): Manifest | null {
 }
 
 export function writeManifest(dir: string, manifest: Manifest): void {
-  writeState(path.join(dir, MANIFEST), manifest);
+  try {
+    writeState(path.join(dir, MANIFEST), manifest);
+  } catch (error) {
+    throw modelsFsError((error as { cause?: unknown }).cause ?? error, "write", path.join(dir, MANIFEST));
+  }
 }
 
 /** A downloaded revision of a hub model. */
@@ -75,7 +119,7 @@ function subdirs(dir: string): string[] {
       .map((entry) => entry.name);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw fsError(error, "read", dir);
+    throw modelsFsError(error, "read", dir);
   }
 }
 
@@ -103,14 +147,19 @@ export function cachedModel(id: string, weightsFile?: string): CachedModel | und
   return cachedModels().find((model) => model.id.toLowerCase() === lower && (weightsFile === undefined || Object.hasOwn(model.manifest.files, weightsFile)));
 }
 
-/** Removes every downloaded revision of a model; returns the bytes freed. */
+/** Removes every downloaded revision of a model; returns the bytes freed. ConflictError MODEL_BUSY while one is being downloaded. */
 export function removeCachedModel(id: string): number {
   let freed = 0;
   for (const model of cachedModels().filter((candidate) => candidate.id.toLowerCase() === id.toLowerCase())) {
+    const lock = path.join(model.dir, ".download.lock");
+    // Holding the download lock while removing: a pull of this revision cannot be writing into it.
+    if (!tryLock(lock)) {
+      throw new ConflictError("MODEL_BUSY", `The model ${model.id} is being downloaded by ${describeHolder(lockHolder(lock))}`, { hint: "Wait for the download to finish, then remove it." });
+    }
     try {
       rmSync(model.dir, { recursive: true, force: true });
     } catch (error) {
-      throw fsError(error, "remove", model.dir);
+      throw modelsFsError(error, "remove", model.dir);
     }
     freed += model.bytes;
   }
@@ -136,6 +185,7 @@ const StampSchema = v.object({ file: v.string(), size: v.number(), mtimeMs: v.nu
  * does not read hundreds of megabytes to check its model.
  */
 export async function weightsHash(file: string): Promise<string> {
+  if (!isModelFile(file)) throw new EnvironmentError("MODEL_MISSING", `The model file ${file} does not exist`);
   const stat = statSync(file);
   const stampDir = path.join(modelsDir(), ".verified");
   const stamp = path.join(stampDir, `${createHash("sha1").update(path.resolve(file)).digest("hex")}.json`);
@@ -158,12 +208,12 @@ export function tokenizerHash(dir: string): string {
   const hash = createHash("sha256");
   for (const name of TOKENIZER_FILES) {
     hash.update(`${name}\0`);
+    if (!isModelFile(path.join(dir, name))) continue;
     let content: Buffer;
     try {
       content = readFileSync(path.join(dir, name));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
-      throw fsError(error, "read", path.join(dir, name));
+      throw modelsFsError(error, "read", path.join(dir, name));
     }
     hash.update(`${content.length}\0`).update(content);
   }
@@ -172,6 +222,20 @@ export function tokenizerHash(dir: string): string {
 
 /** Codes of errors that mean a model cannot be used at all (not that one text failed). */
 export const MODEL_UNAVAILABLE = new Set(["MODEL_MISSING", "MODEL_CHANGED", "MODEL_UNREADABLE", "MODEL_UNSUPPORTED"]);
+
+/**
+ * Another downloaded revision of a hub model with exactly the files an index was built with (a
+ * newer commit that changed only, say, the README), for when the recorded revision is gone.
+ */
+async function sameFilesElsewhere(spec: ModelSpec): Promise<string | null> {
+  if (!spec.weights) return null;
+  for (const model of cachedModels()) {
+    if (model.id.toLowerCase() !== spec.id.toLowerCase() || model.manifest.files[spec.weights.file]?.sha256 !== spec.weights.sha256) continue;
+    if (spec.tokenizer_sha256 && tokenizerHash(model.dir) !== spec.tokenizer_sha256) continue;
+    return model.dir;
+  }
+  return null;
+}
 
 /** The folder a model's files are read from (none for the bundled model). */
 export function modelFolder(spec: ModelSpec): string | null {
@@ -185,21 +249,22 @@ export function modelFolder(spec: ModelSpec): string | null {
  * MODEL_MISSING or MODEL_CHANGED otherwise (a search must never embed with different weights).
  */
 export async function verifyModelFiles(spec: ModelSpec): Promise<string | null> {
-  const dir = modelFolder(spec);
+  let dir = modelFolder(spec);
   if (dir === null || !spec.weights) return dir;
+  if (spec.source === "hub" && !existsSync(dir)) dir = (await sameFilesElsewhere(spec)) ?? dir;
   const file = path.join(dir, spec.weights.file);
   const fix =
     spec.source === "hub"
-      ? `Download it again with \`semsearch models pull ${spec.id}\` (revision ${spec.revision}), or copy that folder from a machine that has it.`
+      ? `Download it again with \`semsearch models pull ${spec.id} --revision ${spec.revision}${spec.dtype ? ` --dtype ${spec.dtype}` : ""}\`, or copy its folder from a machine that has it.`
       : `Put the model folder back at ${dir}, or create a new index with the model you have.`;
-  if (!existsSync(file)) {
+  if (!isModelFile(file)) {
     throw new EnvironmentError("MODEL_MISSING", `The model ${spec.id} of this index is missing: ${file} does not exist`, { hint: fix });
   }
   let sha256: string;
   try {
     sha256 = await weightsHash(file);
   } catch (error) {
-    throw fsError(error, "read", file);
+    throw modelsFsError(error, "read", file);
   }
   if (spec.tokenizer_sha256 && tokenizerHash(dir) !== spec.tokenizer_sha256) {
     throw new EnvironmentError("MODEL_CHANGED", `The model ${spec.id} of this index has changed: its tokenizer or config in ${dir} is not the one the index was built with`, {

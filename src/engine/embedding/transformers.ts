@@ -9,7 +9,7 @@
  * called takes sharp's place, so sharp's native library is not loaded.
  */
 import { createRequire } from "node:module";
-import { EnvironmentError, InternalError } from "../errors.js";
+import { EnvironmentError, InternalError, ValidationError } from "../errors.js";
 import { modelsDir, verifyModelFiles } from "./model-cache.js";
 import type { ModelSpec } from "./model-spec.js";
 import { combineWindows, findWrapping, poolTokens, splitWindows, type TokenWindow, type Wrapping } from "./pooling.js";
@@ -121,7 +121,7 @@ class TransformersModel implements EmbeddingProvider {
     const dims = [sequences.length, length];
     const output = (await this.model({ input_ids: new Tensor("int64", inputIds, dims), attention_mask: new Tensor("int64", mask, dims) })) as Record<string, import("@huggingface/transformers").Tensor>;
     const hidden = output.last_hidden_state ?? output.token_embeddings ?? Object.values(output).find((tensor) => tensor.dims.length === 3);
-    if (!hidden) throw new EnvironmentError("MODEL_UNSUPPORTED", `The model ${this.spec.id} gives no token vectors (outputs: ${Object.keys(output).join(", ")})`);
+    if (!hidden) throw new ValidationError("MODEL_UNSUPPORTED", `The model ${this.spec.id} gives no token vectors (outputs: ${Object.keys(output).join(", ")})`, { hint: "Use a feature-extraction (embedding) model." });
     const [, sequenceLength, dimension] = hidden.dims as [number, number, number];
     // Dimension 0: the model is being probed for its dimension.
     if (this.dimension !== 0 && dimension !== this.dimension) {
@@ -164,7 +164,7 @@ export async function loadTransformersModel(spec: ModelSpec, threads = 1): Promi
       session_options: { intraOpNumThreads: threads, interOpNumThreads: 1 },
     });
   } catch (error) {
-    throw new EnvironmentError("MODEL_UNREADABLE", `Cannot load the model ${spec.id} from ${dir}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`, {
+    throw new EnvironmentError("MODEL_UNREADABLE", `Cannot load the model ${spec.id}${spec.source === "folder" ? "" : ` from ${dir}`}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`, {
       hint: "The folder must hold a transformers.js model: config.json, tokenizer.json, tokenizer_config.json and onnx/model.onnx (or model_quantized.onnx).",
       cause: error,
     });

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createEmbeddingPool, type EmbeddingPool } from "../embedding/pool.js";
 import { indexModel } from "../embedding/registry.js";
 import { MODEL_UNAVAILABLE } from "../embedding/model-cache.js";
-import { SemsearchError } from "../errors.js";
+import { EnvironmentError, SemsearchError } from "../errors.js";
 import type { EngineContext } from "../context.js";
 import { failpoint } from "../failpoint.js";
 import { dropOrphanTables } from "../journals.js";
@@ -197,10 +197,10 @@ class Worker {
     this.report("indexing", index.id, await store.countObjects(from));
 
     const prepared = prepareBatch(batch, index);
-    const { filters, indexable } = prepared;
+    const { filters } = prepared;
+    const { indexable, vectors } = await this.embedBatch(index, prepared);
     const texts = indexable.map((entry) => entry.text);
     const segments = indexable.flatMap((entry) => entry.segments);
-    const vectors = await this.pool(index).embed([...texts, ...segments.map((segment) => segment.text)]);
     const rows: IndexRow[] = indexable.map(({ row }, i) => ({
       id: row.id,
       seq: row.seq,
@@ -244,6 +244,45 @@ class Worker {
     this.indexed += batch.length;
     this.log(`${index.id}: indexed ${batch.length} objects up to seq ${lastSeq}`);
     return true;
+  }
+
+  /**
+   * Embeds a batch's texts and segments. Should the model fail on the batch (not for want of a
+   * model: that blocks the index), each object is embedded alone: objects the model fails on are
+   * put in ERROR with the reason and the rest are indexed. If it fails on every object, the model
+   * itself does not work here: MODEL_UNREADABLE, which blocks the index.
+   */
+  private async embedBatch(index: IndexRecord, prepared: PreparedBatch): Promise<{ indexable: PreparedBatch["indexable"]; vectors: Float32Array[] }> {
+    const pool = this.pool(index);
+    const inputs = (entries: PreparedBatch["indexable"]) => [...entries.map((entry) => entry.text), ...entries.flatMap((entry) => entry.segments.map((segment) => segment.text))];
+    try {
+      return { indexable: prepared.indexable, vectors: await pool.embed(inputs(prepared.indexable)) };
+    } catch (error) {
+      if (error instanceof SemsearchError && MODEL_UNAVAILABLE.has(error.code)) throw error;
+      this.log(`${index.id}: embedding a batch failed (${error instanceof Error ? error.message.split("\n")[0] : String(error)}); embedding its objects one by one`);
+    }
+    const kept: PreparedBatch["indexable"] = [];
+    const textVectors: Float32Array[] = [];
+    const segmentVectors: Float32Array[] = [];
+    let lastError: unknown;
+    for (const entry of prepared.indexable) {
+      try {
+        const [text, ...segments] = await pool.embed(inputs([entry]));
+        kept.push(entry);
+        textVectors.push(text as Float32Array);
+        segmentVectors.push(...segments);
+      } catch (error) {
+        if (error instanceof SemsearchError && MODEL_UNAVAILABLE.has(error.code)) throw error;
+        lastError = error;
+        prepared.errors.set(entry.row.id, `embedding failed: ${(error instanceof Error ? error.message : String(error)).split("\n")[0]?.slice(0, 300)}`);
+      }
+    }
+    if (kept.length === 0 && prepared.indexable.length > 0) {
+      throw new EnvironmentError("MODEL_UNREADABLE", `The model ${index.model} fails on every object: ${(lastError instanceof Error ? lastError.message : String(lastError)).split("\n")[0]?.slice(0, 300)}`, {
+        hint: "The model's files may be damaged or its config may promise more than it can do; create the index with another model.",
+      });
+    }
+    return { indexable: kept, vectors: [...textVectors, ...segmentVectors] };
   }
 
   /**
@@ -350,7 +389,7 @@ class Worker {
     this.log(`${index.id}: blocked [${error.name} ${error.code}]: ${error.message}`);
     await this.locked(async () => {
       this.saveProgress(index, (progress) => {
-        progress.blocked = { code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}), at: new Date().toISOString() };
+        progress.blocked = { name: error.name, code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}), at: new Date().toISOString() };
         progress.processingSeq = null;
       });
     });
