@@ -8,8 +8,8 @@ import { homedir } from "node:os";
 import path from "node:path";
 import { ConflictError, EnvironmentError, NotFoundError, SemsearchError, ValidationError, type Warning } from "./errors.js";
 import { knownModel, KNOWN_MODELS, type KnownModel } from "./embedding/known-models.js";
-import { cachedModels, isHubId, isModelFile, MANIFEST, modelsDir, modelsFsError, readManifest, removeCachedModel, tokenizerHash, weightsHash, type CachedModel } from "./embedding/model-cache.js";
-import { modelLabel, TOKENIZER_FILES, type ModelDtype, type ModelSpec, type Pooling } from "./embedding/model-spec.js";
+import { cachedModels, isHubId, isModelFile, modelsDir, modelsFsError, readManifest, removeCachedModel, tokenizerHash, weightsHash, type CachedModel } from "./embedding/model-cache.js";
+import { TOKENIZER_FILES, type ModelDtype, type ModelSpec, type Pooling } from "./embedding/model-spec.js";
 import { chooseDtype, downloadModel, fetchModelInfo, filesFor, WEIGHTS_FILES, type DownloadProgress } from "./embedding/hub.js";
 import { BUNDLED_ALIASES, BUNDLED_DESCRIPTION, BUNDLED_SPEC, loadModel } from "./embedding/registry.js";
 import { readFolderFacts } from "./embedding/folder-facts.js";
@@ -341,4 +341,3 @@ export function removeModel(id: string, indexes: readonly IndexRecord[], force: 
   return { id, bytes: removeCachedModel(id) };
 }
 
-export { modelLabel, MANIFEST };

@@ -10,9 +10,9 @@ import { createHash, type Hash } from "node:crypto";
 import { createReadStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { open } from "node:fs/promises";
 import path from "node:path";
-import { EnvironmentError, fsError, NotFoundError, SemsearchError, ValidationError } from "../errors.js";
+import { EnvironmentError, NotFoundError, SemsearchError, ValidationError } from "../errors.js";
 import { withLock } from "../lock.js";
-import { MANIFEST, modelsFsError, readManifest, revisionDir, writeManifest, type Manifest } from "./model-cache.js";
+import { modelsFsError, readManifest, revisionDir, writeManifest, type Manifest } from "./model-cache.js";
 import type { ModelDtype } from "./model-spec.js";
 
 export interface HubFile {
@@ -366,4 +366,3 @@ export async function downloadModel(model: HubModel, files: HubFile[], options: 
   }, 30 * 60_000);
 }
 
-export { MANIFEST };

@@ -79,7 +79,7 @@ export function revisionDir(id: string, revision: string): string {
   return path.join(modelsDir(), "hub", ...id.split("/"), revision);
 }
 
-export const MANIFEST = ".semsearch.json";
+const MANIFEST = ".semsearch.json";
 
 const FileEntry = v.object({ size: v.pipe(v.number(), v.safeInteger(), v.minValue(0)), sha256: v.optional(v.string()), blob: v.optional(v.string()) });
 const ManifestSchema = v.object({
@@ -139,12 +139,6 @@ export function cachedModels(): CachedModel[] {
     }
   }
   return out.sort((a, b) => a.id.localeCompare(b.id) || b.manifest.pulled_at.localeCompare(a.manifest.pulled_at));
-}
-
-/** The newest whole download of a hub model holding the given weights file, if any. */
-export function cachedModel(id: string, weightsFile?: string): CachedModel | undefined {
-  const lower = id.toLowerCase();
-  return cachedModels().find((model) => model.id.toLowerCase() === lower && (weightsFile === undefined || Object.hasOwn(model.manifest.files, weightsFile)));
 }
 
 /** Removes every downloaded revision of a model; returns the bytes freed. ConflictError MODEL_BUSY while one is being downloaded. */

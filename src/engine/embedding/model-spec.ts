@@ -37,8 +37,3 @@ export type ModelSpec = v.InferOutput<typeof ModelSpecSchema>;
 
 /** The small files besides the weights that decide a model's vectors, hashed together into `tokenizer_sha256`. */
 export const TOKENIZER_FILES = ["config.json", "tokenizer.json", "tokenizer_config.json"] as const;
-
-/** A model's display name: its id, with the dtype for ONNX models. */
-export function modelLabel(spec: ModelSpec): string {
-  return spec.dtype ? `${spec.id} (${spec.dtype})` : spec.id;
-}

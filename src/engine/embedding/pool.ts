@@ -1,10 +1,12 @@
 /**
- * How the worker uses every core to embed. The bundled model runs single-threaded (TensorFlow.js on
- * WebAssembly), so it gets a pool of threads, one per core, each with its own copy of the model:
- * chunks of texts go to whichever thread is free and results come back in input order. ONNX models
- * get one in-process session with one onnxruntime thread per core instead: measured faster than one
- * single-threaded session per core (`npm run bench:models`: 405 against 327 texts/s on 2 cores, q8),
- * with one copy of the weights.
+ * How the worker uses every core to embed, chosen by measurement (`npm run bench:models`, 2 cores):
+ * - models that embed one text at a time — the bundled model (TensorFlow.js on WebAssembly, single-
+ *   threaded) and q8 ONNX models (one window per call, see transformers.ts) — get a pool of threads,
+ *   one per core, each with its own single-threaded copy: chunks of texts go to whichever thread is
+ *   free and results come back in input order (q8: 397 texts/s, against 280 for one session with 2
+ *   onnxruntime threads, whose small matrix products parallelise poorly);
+ * - fp32 ONNX models, which embed sorted batches, get one in-process session with an onnxruntime
+ *   thread per core (198 texts/s, against 154 for two single-threaded copies), one copy of the weights.
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
@@ -40,7 +42,7 @@ export function defaultThreadCount(): number {
 }
 
 export function createEmbeddingPool(model: ModelSpec, threads = defaultThreadCount()): EmbeddingPool {
-  return model.source === "bundled" ? createThreadPool(model, threads) : createSessionPool(model, threads);
+  return model.source === "bundled" || model.dtype === "q8" ? createThreadPool(model, threads) : createSessionPool(model, threads);
 }
 
 /** One session with `threads` onnxruntime threads, in this thread (inference runs off the event loop). */
