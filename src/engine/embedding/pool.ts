@@ -3,10 +3,10 @@
  * - models that embed one text at a time — the bundled model (TensorFlow.js on WebAssembly, single-
  *   threaded) and q8 ONNX models (one window per call, see transformers.ts) — get a pool of threads,
  *   one per core, each with its own single-threaded copy: chunks of texts go to whichever thread is
- *   free and results come back in input order (q8: 397 texts/s, against 280 for one session with 2
+ *   free and results come back in input order (q8: 420 texts/s, against 275 for one session with 2
  *   onnxruntime threads, whose small matrix products parallelise poorly);
  * - fp32 ONNX models, which embed sorted batches, get one in-process session with an onnxruntime
- *   thread per core (198 texts/s, against 154 for two single-threaded copies), one copy of the weights.
+ *   thread per core (193 texts/s, against 156 for two single-threaded copies), one copy of the weights.
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
