@@ -99,10 +99,11 @@ export function charWindows(text: string, size: number): string[] {
   let start = 0;
   while (text.length - start > size) {
     let end = start + size;
-    const space = Math.max(text.lastIndexOf(" ", end), text.lastIndexOf("\n", end));
+    // The last space or line break inside the window (the window may end just after it).
+    const space = Math.max(text.lastIndexOf(" ", end - 1), text.lastIndexOf("\n", end - 1));
     if (space > start + size / 2) end = space + 1;
-    // Never split a surrogate pair.
-    else if (/[\uD800-\uDBFF]/.test(text[end - 1] ?? "")) end--;
+    // Never split a surrogate pair (unless the window has room for nothing else).
+    else if (/[\uD800-\uDBFF]/.test(text[end - 1] ?? "") && end - 1 > start) end--;
     out.push(text.slice(start, end));
     start = end;
   }

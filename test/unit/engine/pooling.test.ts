@@ -79,6 +79,9 @@ describe("charWindows", () => {
       }),
     );
     expect(charWindows("aaaa bbbb cccc", 10)).toEqual(["aaaa bbbb ", "cccc"]);
+    // Found by the property above (a space just past the window once made a window one too long).
+    for (const window of charWindows(" \u{10000}  ", 4)) expect(window.length).toBeLessThanOrEqual(4);
+    expect(charWindows("ab cd", 3)).toEqual(["ab ", "cd"]);
   });
   it("does not split a surrogate pair", () => {
     const windows = charWindows(`${"x".repeat(9)}😀${"y".repeat(9)}`, 10);
