@@ -8,20 +8,29 @@ export interface ProgressReporter {
 
 const SILENT: ProgressReporter = { update() {}, done() {} };
 
+const BAR_WIDTH = 24;
+
+/** A bar of BAR_WIDTH cells, filled to `ratio`. */
+function bar(ratio: number): string {
+  const filled = Math.round(Math.min(1, Math.max(0, ratio)) * BAR_WIDTH);
+  return "█".repeat(filled) + "░".repeat(BAR_WIDTH - filled);
+}
+
+/** Bytes for people: `0.2 MB`, `91 MB`, `1.4 GB`. */
+export function formatBytes(bytes: number): string {
+  return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
+}
+
 export function progressReporter(json: boolean | undefined, label: string): ProgressReporter {
   if (json || !process.stderr.isTTY) return SILENT;
   const started = Date.now();
   let shown = false;
   return {
     update({ done, total }) {
-      const width = 24;
-      const ratio = total > 0 ? done / total : 1;
-      const filled = Math.round(ratio * width);
       const seconds = (Date.now() - started) / 1000;
       const rate = seconds > 0 ? done / seconds : 0;
       const eta = rate > 0 && done < total ? ` · ETA ${Math.ceil((total - done) / rate)}s` : "";
-      const bar = "█".repeat(filled) + "░".repeat(width - filled);
-      process.stderr.write(`\r${label} [${bar}] ${done}/${total} objects · ${rate.toFixed(1)}/s${eta}\x1b[K`);
+      process.stderr.write(`\r${label} [${bar(total > 0 ? done / total : 1)}] ${done}/${total} objects · ${rate.toFixed(1)}/s${eta}\x1b[K`);
       shown = true;
     },
     done() {
@@ -53,10 +62,6 @@ export function addProgressReporter(json: boolean | undefined): { update(progres
   };
 }
 
-function megabytes(bytes: number): string {
-  return `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
-}
-
 /** A bar of bytes downloaded, on stderr, only when stderr is a terminal and --json is off. */
 export function downloadProgressReporter(json: boolean | undefined, label: string): { update(progress: DownloadProgress): void; done(): void } {
   if (json || !process.stderr.isTTY) return { update() {}, done() {} };
@@ -68,11 +73,9 @@ export function downloadProgressReporter(json: boolean | undefined, label: strin
       const now = Date.now();
       if (now - last < 100 && done < total) return;
       last = now;
-      const width = 24;
-      const filled = Math.round((total > 0 ? done / total : 1) * width);
       const seconds = (now - started) / 1000;
       const rate = seconds > 0 ? done / seconds : 0;
-      process.stderr.write(`\r${label} [${"█".repeat(filled)}${"░".repeat(width - filled)}] ${megabytes(done)}/${megabytes(total)} · ${megabytes(rate)}/s\x1b[K`);
+      process.stderr.write(`\r${label} [${bar(total > 0 ? done / total : 1)}] ${formatBytes(done)}/${formatBytes(total)} · ${formatBytes(rate)}/s\x1b[K`);
       shown = true;
     },
     done() {

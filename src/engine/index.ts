@@ -3,7 +3,6 @@
  * It never prints and never exits; it returns data, reports progress through callbacks
  * and throws SemsearchError subclasses.
  */
-import { existsSync } from "node:fs";
 import path from "node:path";
 import { EngineContext } from "./context.js";
 import * as build from "./build.js";
@@ -155,7 +154,7 @@ export class Engine {
 
   /** The indexes of the project, or none when there is no project here (models work without one). */
   private projectIndexes() {
-    return existsSync(this.ctx.project.dir) ? this.ctx.project.indexes() : [];
+    return this.ctx.project.exists() ? this.ctx.project.indexes() : [];
   }
 
   /** Whether a worker runs and what it does; starts one first when work is pending and none runs. */

@@ -8,7 +8,7 @@ import { homedir } from "node:os";
 import path from "node:path";
 import { ConflictError, EnvironmentError, NotFoundError, SemsearchError, ValidationError, type Warning } from "./errors.js";
 import { knownModel, KNOWN_MODELS, type KnownModel } from "./embedding/known-models.js";
-import { cachedModels, isHubId, isModelFile, modelsDir, modelsFsError, readManifest, removeCachedModel, tokenizerHash, weightsHash, type CachedModel } from "./embedding/model-cache.js";
+import { cachedModels, isHubId, isModelFile, modelFileStat, modelsDir, modelsFsError, readManifest, removeCachedModel, tokenizerHash, weightsHash, type CachedModel } from "./embedding/model-cache.js";
 import { TOKENIZER_FILES, type ModelDtype, type ModelSpec, type Pooling } from "./embedding/model-spec.js";
 import { chooseDtype, downloadModel, fetchModelInfo, filesFor, WEIGHTS_FILES, type DownloadProgress } from "./embedding/hub.js";
 import { BUNDLED_ALIASES, BUNDLED_DESCRIPTION, BUNDLED_SPEC, loadModel } from "./embedding/registry.js";
@@ -40,8 +40,9 @@ function expandHome(name: string): string {
 const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
 
 function readJson(file: string): Record<string, unknown> | undefined {
-  if (!isModelFile(file)) return undefined;
-  if (statSync(file).size > MAX_CONFIG_BYTES) {
+  const stat = modelFileStat(file);
+  if (!stat) return undefined;
+  if (stat.size > MAX_CONFIG_BYTES) {
     throw new EnvironmentError("MODEL_UNREADABLE", `The model file ${file} is larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MB: not a config file`);
   }
   let text: string;

@@ -3,13 +3,9 @@ import type { ModelListEntry } from "../../engine/index.js";
 import { modelsDir, ValidationError } from "../../engine/index.js";
 import { withEngine, type GlobalOptions } from "../options.js";
 import { printResult } from "../output.js";
-import { downloadProgressReporter } from "../progress.js";
+import { downloadProgressReporter, formatBytes } from "../progress.js";
 import { newTable } from "../render/table.js";
 import { chalk } from "../render/style.js";
-
-function size(bytes: number): string {
-  return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
-}
 
 function renderModels(models: ModelListEntry[]): string {
   const table = newTable(["model", "status", "dtype", "size", "used by", "about"]);
@@ -17,7 +13,7 @@ function renderModels(models: ModelListEntry[]): string {
     const bytes = model.downloads.reduce((sum, download) => sum + download.bytes, 0);
     const dtypes = [...new Set(model.downloads.flatMap((download) => download.dtypes))];
     const status = model.status === "known" ? chalk.dim("not downloaded") : model.status;
-    table.push([model.id, status, dtypes.join(", "), bytes ? size(bytes) : "", model.used_by.join(", "), model.description]);
+    table.push([model.id, status, dtypes.join(", "), bytes ? formatBytes(bytes) : "", model.used_by.join(", "), model.description]);
   }
   return `${table.toString()}\nmodels folder: ${modelsDir()}\n`;
 }
@@ -47,7 +43,7 @@ export async function modelsPull(id: string, options: ModelsPullOptions): Promis
     try {
       const pulled = await engine.pullModel(id, { ...(dtype ? { dtype } : {}), ...(options.revision !== undefined ? { revision: options.revision } : {}), onProgress: (p) => progress.update(p) });
       progress.done();
-      printResult(options, pulled, () => `${pulled.id} (${pulled.dtype}, revision ${pulled.revision.slice(0, 12)}): ${size(pulled.bytes)} in ${pulled.path}\n`);
+      printResult(options, pulled, () => `${pulled.id} (${pulled.dtype}, revision ${pulled.revision.slice(0, 12)}): ${formatBytes(pulled.bytes)} in ${pulled.path}\n`);
     } finally {
       progress.done();
     }
@@ -61,6 +57,6 @@ export interface ModelsRmOptions extends GlobalOptions {
 export async function modelsRm(id: string, options: ModelsRmOptions): Promise<void> {
   await withEngine(options, async (engine) => {
     const removed = engine.removeModel(id, options.force === true);
-    printResult(options, removed, () => `removed ${removed.id} (${size(removed.bytes)})\n`);
+    printResult(options, removed, () => `removed ${removed.id} (${formatBytes(removed.bytes)})\n`);
   });
 }

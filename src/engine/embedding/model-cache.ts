@@ -9,7 +9,7 @@
  * `.semsearch.json` (what was downloaded, with sizes and hashes) written once every file is whole.
  */
 import { createHash } from "node:crypto";
-import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, type Stats } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import * as v from "valibot";
@@ -40,21 +40,26 @@ export function modelsFsError(error: unknown, action: string, file: string): Sem
 }
 
 /**
- * Whether a model file is there: true for a regular file (symbolic links followed), false when
- * absent; a directory, FIFO or device is MODEL_UNREADABLE (reading one could hang), a permission
- * problem an EnvironmentError.
+ * A model file's stat: for a regular file (symbolic links followed), null when absent; a
+ * directory, FIFO or device is MODEL_UNREADABLE (reading one could hang), a permission problem an
+ * EnvironmentError.
  */
-export function isModelFile(file: string): boolean {
-  let stat;
+export function modelFileStat(file: string): Stats | null {
+  let stat: Stats;
   try {
     stat = statSync(file);
   } catch (error) {
     const code = systemErrorCode(error);
-    if (code === "ENOENT" || code === "ENOTDIR") return false;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
     throw modelsFsError(error, "read", file);
   }
   if (!stat.isFile()) throw new EnvironmentError("MODEL_UNREADABLE", `The model file ${file} is not a regular file`, { hint: "A model folder holds regular files (or links to them)." });
-  return true;
+  return stat;
+}
+
+/** Whether a model file is there (see modelFileStat). */
+export function isModelFile(file: string): boolean {
+  return modelFileStat(file) !== null;
 }
 
 /** A Hugging Face model id: `owner/name`, each part letters, digits, `-`, `_`, `.`, not starting with `.` or `-`. */
@@ -179,8 +184,8 @@ const StampSchema = v.object({ file: v.string(), size: v.number(), mtimeMs: v.nu
  * does not read hundreds of megabytes to check its model.
  */
 export async function weightsHash(file: string): Promise<string> {
-  if (!isModelFile(file)) throw new EnvironmentError("MODEL_MISSING", `The model file ${file} does not exist`);
-  const stat = statSync(file);
+  const stat = modelFileStat(file);
+  if (!stat) throw new EnvironmentError("MODEL_MISSING", `The model file ${file} does not exist`);
   const stampDir = path.join(modelsDir(), ".verified");
   const stamp = path.join(stampDir, `${createHash("sha1").update(path.resolve(file)).digest("hex")}.json`);
   const known = readState(stamp, StampSchema);
