@@ -237,7 +237,7 @@ async function sameFilesElsewhere(spec: ModelSpec): Promise<string | null> {
 }
 
 /** The folder a model's files are read from (none for the bundled model). */
-export function modelFolder(spec: ModelSpec): string | null {
+function modelFolder(spec: ModelSpec): string | null {
   if (spec.source === "folder") return spec.id;
   if (spec.source === "hub") return revisionDir(spec.id, spec.revision ?? "main");
   return null;
