@@ -1,0 +1,281 @@
+/**
+ * Fetching the bytes of an image reference (reference.ts): a local file or an http(s) URL. Every
+ * problem with one image — a bad status, a timeout, too large, a missing file — is a FetchResult
+ * with a short reason for a person, never an exception; only misuse (a relative path, bad
+ * options) throws. Downloads are retried with backoff, limited in number at a time, and kept in
+ * an optional cache (fetch-cache.ts) revalidated with ETag / Last-Modified.
+ */
+import http from "node:http";
+import https from "node:https";
+import { constants, type Stats } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
+import { createRequire } from "node:module";
+import type { LookupFunction } from "node:net";
+import path from "node:path";
+import { ImageCache, type CacheEntry } from "./fetch-cache.js";
+import { formatBytes, httpGet, type HttpContext, type HttpOutcome } from "./fetch-http.js";
+import type { ImageReference } from "./reference.js";
+
+export type FetchResult = { ok: true; bytes: Buffer; fromCache: boolean } | { ok: false; reason: string; retryable: boolean };
+
+export interface FetchOptions {
+  /** folder of the download cache (HTTP only), created when first written; null: no cache */
+  cacheDir: string | null;
+  /** largest image accepted, in bytes (default 20 MiB; SEMSEARCH_IMAGE_MAX_BYTES) */
+  maxBytes: number;
+  /** ms to wait for a TCP connection, DNS included (default 10 s) */
+  connectTimeoutMs: number;
+  /** ms for one try at a download, redirects and body included (default 30 s; SEMSEARCH_IMAGE_TIMEOUT in seconds) */
+  timeoutMs: number;
+  /** redirects followed per try (default 5) */
+  maxRedirects: number;
+  /** tries after the first on timeouts, resets, refused connections, 5xx and 429 (default 2) */
+  retries: number;
+  /** ms before the first retry, doubled for each next one (default 500; SEMSEARCH_IMAGE_RETRY_DELAY_MS) */
+  retryDelayMs: number;
+  /** HTTP requests in flight at once per fetcher (default 8); local reads are not counted */
+  concurrency: number;
+  /** called when the cache cannot be read or written (the fetch goes on without it) */
+  onCacheError?: (error: unknown) => void;
+  /** DNS lookup for HTTP hosts (default: the system's), e.g. to pin or filter addresses */
+  lookup?: LookupFunction;
+}
+
+export const DEFAULT_MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+export const DEFAULT_IMAGE_TIMEOUT_MS = 30_000;
+/** Retry-After is honoured up to this many ms. */
+export const RETRY_AFTER_CAP_MS = 30_000;
+
+/** The defaults, with SEMSEARCH_IMAGE_TIMEOUT / _MAX_BYTES / _RETRY_DELAY_MS applied when valid. */
+export function defaultFetchOptions(cacheDir: string | null, env: NodeJS.ProcessEnv = process.env): FetchOptions {
+  const seconds = /^\d+(\.\d+)?$/.test(env.SEMSEARCH_IMAGE_TIMEOUT ?? "") ? Math.round(Number(env.SEMSEARCH_IMAGE_TIMEOUT) * 1000) : 0;
+  const maxBytes = /^\d+$/.test(env.SEMSEARCH_IMAGE_MAX_BYTES ?? "") ? Number(env.SEMSEARCH_IMAGE_MAX_BYTES) : 0;
+  const delay = /^\d+$/.test(env.SEMSEARCH_IMAGE_RETRY_DELAY_MS ?? "") ? Number(env.SEMSEARCH_IMAGE_RETRY_DELAY_MS) : -1;
+  return {
+    cacheDir,
+    maxBytes: Number.isSafeInteger(maxBytes) && maxBytes > 0 ? maxBytes : DEFAULT_MAX_IMAGE_BYTES,
+    connectTimeoutMs: 10_000,
+    timeoutMs: Number.isSafeInteger(seconds) && seconds > 0 ? seconds : DEFAULT_IMAGE_TIMEOUT_MS,
+    maxRedirects: 5,
+    retries: 2,
+    retryDelayMs: Number.isSafeInteger(delay) && delay >= 0 ? delay : 500,
+    concurrency: 8,
+  };
+}
+
+function userAgent(): string {
+  try {
+    const pkg = createRequire(import.meta.url)("../../../package.json") as { version?: unknown };
+    return typeof pkg.version === "string" ? `semsearch/${pkg.version}` : "semsearch";
+  } catch {
+    return "semsearch";
+  }
+}
+
+const USER_AGENT = userAgent();
+
+/** At most `size` tasks at once; the others wait in order. */
+class Slots {
+  private readonly waiting: (() => void)[] = [];
+  constructor(private free: number) {}
+
+  async use<T>(task: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    }
+  }
+}
+
+function checkOptions(options: FetchOptions): void {
+  const whole = (value: number, min: number) => Number.isSafeInteger(value) && value >= min;
+  const minimums = [["maxBytes", 1], ["connectTimeoutMs", 1], ["timeoutMs", 1], ["maxRedirects", 0], ["retries", 0], ["retryDelayMs", 0], ["concurrency", 1]] as const;
+  const bad = minimums.find(([key, min]) => !whole(options[key], min));
+  if (bad) throw new RangeError(`ImageFetcher: ${bad[0]} must be an integer ≥ ${bad[1]}, got ${String(options[bad[0]])}`);
+}
+
+const failed = (reason: string, retryable = false): FetchResult => ({ ok: false, reason, retryable });
+
+export class ImageFetcher {
+  private readonly cache: ImageCache | null;
+  private readonly slots: Slots;
+  private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+
+  constructor(private readonly options: FetchOptions) {
+    checkOptions(options);
+    this.cache = options.cacheDir === null ? null : new ImageCache(options.cacheDir, options.onCacheError ?? (() => {}));
+    this.slots = new Slots(options.concurrency);
+  }
+
+  /** The bytes of an image, or why not. Throws only for a malformed reference (a bug of the caller). */
+  async fetch(ref: ImageReference): Promise<FetchResult> {
+    if (ref.kind === "file") {
+      if (!path.isAbsolute(ref.path)) throw new TypeError(`ImageFetcher: the path "${ref.path}" is not absolute`);
+      return readLocalImage(ref.path, this.options.maxBytes);
+    }
+    if (ref.kind === "http" && /^https?:\/\//i.test(ref.url) && URL.canParse(ref.url)) return this.download(ref.url);
+    throw new TypeError(`ImageFetcher: not an image reference: ${JSON.stringify(ref)?.slice(0, 200)}`);
+  }
+
+  /** Closes kept-alive connections. */
+  close(): void {
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+
+  /**
+   * A download, revalidating a cached copy when there is one: on 304 the cached bytes are used.
+   * When the server cannot be reached at all (DNS, refused, reset, timed out), after the retries,
+   * a cached copy is used too (`fromCache: true`), so indexing works offline with what was seen.
+   */
+  private async download(url: string): Promise<FetchResult> {
+    const { maxBytes, retries } = this.options;
+    const cached = this.cache ? await this.cache.load(url, maxBytes) : null;
+    const context: HttpContext = { limits: this.options, headers: requestHeaders(cached), agents: this.agents, ...(this.options.lookup ? { lookup: this.options.lookup } : {}) };
+    for (let tries = 1; ; tries++) {
+      const outcome = await this.slots.use(() => httpGet(url, context));
+      if (outcome.type === "response" && outcome.body) {
+        if (outcome.body.byteLength === 0) return failed("empty response");
+        await this.cache?.store(url, outcome.body, outcome.headers);
+        return { ok: true, bytes: outcome.body, fromCache: false };
+      }
+      if (outcome.type === "response" && outcome.status === 304 && cached) return { ok: true, bytes: cached.body, fromCache: true };
+      const retryable = outcome.type === "failure" ? outcome.retryable : outcome.status >= 500 || outcome.status === 429;
+      if (retryable && tries <= retries) {
+        await sleep(this.delayBefore(tries, outcome));
+        continue;
+      }
+      if (outcome.type === "failure" && outcome.unreachable && cached) return { ok: true, bytes: cached.body, fromCache: true };
+      const reason = outcome.type === "failure" ? outcome.reason : `HTTP ${outcome.status}`;
+      return failed(tries > 1 ? `${reason} (after ${tries} tries)` : reason, retryable);
+    }
+  }
+
+  /** Exponential backoff with a little jitter, or the server's Retry-After (capped) when longer. */
+  private delayBefore(tries: number, outcome: HttpOutcome): number {
+    const backoff = this.options.retryDelayMs * 2 ** (tries - 1) * (1 + Math.random() * 0.1);
+    const asked = outcome.type === "response" ? retryAfterMs(outcome.headers["retry-after"]) : null;
+    return Math.min(Math.max(backoff, asked ?? 0), Math.max(RETRY_AFTER_CAP_MS, backoff));
+  }
+}
+
+function requestHeaders(cached: CacheEntry | null): Record<string, string> {
+  return {
+    accept: "image/*",
+    "accept-encoding": "identity",
+    "user-agent": USER_AGENT,
+    ...(cached?.meta.etag ? { "if-none-match": cached.meta.etag } : {}),
+    ...(cached?.meta.last_modified ? { "if-modified-since": cached.meta.last_modified } : {}),
+  };
+}
+
+/** Retry-After in ms: delay-seconds or an HTTP date; null when absent or unreadable. */
+function retryAfterMs(header: string | undefined): number | null {
+  if (header === undefined) return null;
+  if (/^\s*\d+\s*$/.test(header)) return Number(header) * 1000;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * A local image read whole: regular files only (opened non-blocking, so a FIFO cannot hang the
+ * read), the size checked before reading.
+ */
+async function readLocalImage(file: string, maxBytes: number): Promise<FetchResult> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    const stat = await handle.stat();
+    const problem = localProblem(stat, maxBytes);
+    if (problem) return failed(problem);
+    const bytes = Buffer.alloc(stat.size);
+    let filled = 0;
+    while (filled < bytes.byteLength) {
+      const { bytesRead } = await handle.read(bytes, filled, bytes.byteLength - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return filled === 0 ? failed("empty file") : { ok: true, bytes: bytes.subarray(0, filled), fromCache: false };
+  } catch (error) {
+    return localFailure(error);
+  } finally {
+    await handle?.close().catch(() => {});
+  }
+}
+
+function localProblem(stat: Stats, maxBytes: number): string | null {
+  if (stat.isDirectory()) return "is a directory";
+  if (!stat.isFile()) return "not a regular file";
+  if (stat.size === 0) return "empty file";
+  if (stat.size > maxBytes) return `larger than ${formatBytes(maxBytes)}`;
+  return null;
+}
+
+/** A file-system error as a reason, by its system code. */
+function localFailure(error: unknown): FetchResult {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  switch (code) {
+    case "ENOENT":
+    case "ENOTDIR":
+      return failed("file not found");
+    case "EACCES":
+    case "EPERM":
+      return failed("permission denied");
+    case "EISDIR":
+      return failed("is a directory");
+    case "ELOOP":
+      return failed("too many symbolic links");
+    case "ENAMETOOLONG":
+      return failed("path too long");
+    case "EMFILE":
+    case "ENFILE":
+      return failed("too many open files", true);
+    case "EIO":
+      return failed("input/output error", true);
+    default:
+      if (code === undefined) throw error;
+      return failed(`cannot read the file (${code})`);
+  }
+}
+
+/**
+ * The image format named by a file's first bytes — `jpeg`, `png`, `gif`, `webp`, `avif`, `heif`,
+ * `tiff` or `bmp` — or null when they are none of these.
+ */
+export function sniffImageType(bytes: Uint8Array): string | null {
+  const ascii = (start: number, end: number) => String.fromCharCode(...bytes.subarray(start, end));
+  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return "jpeg";
+  if (bytes.length >= 8 && ascii(0, 8) === "\x89PNG\r\n\x1a\n") return "png";
+  if (bytes.length >= 6 && (ascii(0, 6) === "GIF87a" || ascii(0, 6) === "GIF89a")) return "gif";
+  if (bytes.length >= 12 && ascii(0, 4) === "RIFF" && ascii(8, 12) === "WEBP") return "webp";
+  if (bytes.length >= 12 && ascii(4, 8) === "ftyp") return isobmffImage(bytes);
+  if (bytes.length >= 4 && (ascii(0, 4) === "II*\0" || ascii(0, 4) === "MM\0*")) return "tiff";
+  if (bytes.length >= 18 && ascii(0, 2) === "BM") {
+    // The DIB header's size (BITMAPCOREHEADER … BITMAPV5HEADER): "BM" alone is too weak a sign.
+    const dib = bytes[14]! | (bytes[15]! << 8) | (bytes[16]! << 16) | (bytes[17]! << 24);
+    return [12, 16, 40, 52, 56, 64, 108, 124].includes(dib) ? "bmp" : null;
+  }
+  return null;
+}
+
+const AVIF_BRANDS = new Set(["avif", "avis"]);
+const HEIF_BRANDS = new Set(["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1"]);
+
+/** `avif` or `heif` from an ISO-BMFF `ftyp` box's major and compatible brands; null for others (video, …). */
+function isobmffImage(bytes: Uint8Array): string | null {
+  const boxSize = ((bytes[0]! << 24) >>> 0) + (bytes[1]! << 16) + (bytes[2]! << 8) + bytes[3]!;
+  const end = Math.min(bytes.length, boxSize >= 16 ? boxSize : 16, 4096);
+  const brands: string[] = [String.fromCharCode(...bytes.subarray(8, 12))];
+  for (let offset = 16; offset + 4 <= end; offset += 4) brands.push(String.fromCharCode(...bytes.subarray(offset, offset + 4)));
+  if (brands.some((brand) => AVIF_BRANDS.has(brand))) return "avif";
+  return brands.some((brand) => HEIF_BRANDS.has(brand)) ? "heif" : null;
+}

@@ -1,0 +1,422 @@
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, LookupFunction } from "node:net";
+import path from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { defaultFetchOptions, ImageFetcher, sniffImageType, type FetchOptions, type FetchResult } from "../../../src/engine/images/fetch.js";
+import { tempDir } from "../../helpers/temp.js";
+
+const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+const OTHER_PNG = Buffer.concat([PNG, Buffer.from("version 2")]);
+
+type Route = (req: IncomingMessage, res: ServerResponse, hit: number) => void;
+
+/** A real HTTP server on 127.0.0.1 that counts hits, bodies sent and requests in flight. */
+class TestServer {
+  readonly hits = new Map<string, number>();
+  readonly requests: IncomingMessage[] = [];
+  bodies = 0;
+  inFlight = 0;
+  maxInFlight = 0;
+  private server = http.createServer((req, res) => this.handle(req, res));
+  constructor(private readonly routes: Record<string, Route>) {}
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  reset(): void {
+    this.hits.clear();
+    this.requests.length = 0;
+    this.bodies = this.maxInFlight = 0;
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const pathname = new URL(req.url ?? "/", "http://x").pathname;
+    const route = this.routes[pathname] ?? Object.entries(this.routes).find(([prefix]) => prefix.endsWith("*") && pathname.startsWith(prefix.slice(0, -1)))?.[1];
+    const hit = (this.hits.get(pathname) ?? 0) + 1;
+    this.hits.set(pathname, hit);
+    this.requests.push(req);
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    res.on("close", () => this.inFlight--);
+    if (!route) return void res.writeHead(404).end();
+    route(req, res, hit);
+  }
+}
+
+function png(res: ServerResponse, body: Buffer = PNG, headers: Record<string, string> = {}): void {
+  res.writeHead(200, { "content-type": "image/png", "content-length": body.byteLength, ...headers }).end(body);
+}
+
+/** The etag route's current image. */
+let etagImage = { tag: '"v1"', body: PNG };
+let dripWritten = 0;
+let chunkedWritten = 0;
+let chunkedClosed: Promise<void> = Promise.resolve();
+
+const server = new TestServer({
+  "/a.png": (_req, res) => png(res),
+  "/flaky.png": (_req, res, hit) => (hit === 1 ? res.writeHead(500).end() : png(res)),
+  "/down.png": (_req, res) => res.writeHead(500).end("oops"),
+  "/busy.png": (_req, res, hit) => (hit === 1 ? res.writeHead(429, { "retry-after": "1" }).end() : png(res)),
+  "/teapot.png": (_req, res) => res.writeHead(418).end(),
+  "/drip.png": (_req, res) => {
+    res.writeHead(200, { "content-type": "image/png" });
+    const timer = setInterval(() => {
+      dripWritten++;
+      res.write(PNG.subarray(0, 1));
+    }, 50);
+    res.on("close", () => clearInterval(timer));
+  },
+  "/silent.png": () => {},
+  "/declared-huge.png": (_req, res) => {
+    res.writeHead(200, { "content-type": "image/png", "content-length": String(10_000_000) });
+    res.write(Buffer.alloc(512));
+  },
+  "/chunked-huge.png": (_req, res) => {
+    res.writeHead(200, { "content-type": "image/png" });
+    const chunk = Buffer.alloc(16 * 1024, 1);
+    const timer = setInterval(() => {
+      if (chunkedWritten >= 20 * 1024 * 1024) return void res.end();
+      chunkedWritten += chunk.byteLength;
+      res.write(chunk);
+    }, 5);
+    chunkedClosed = new Promise((resolve) => res.on("close", () => (clearInterval(timer), resolve())));
+  },
+  "/html": (_req, res) => res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end("<html></html>"),
+  "/json": (_req, res) => res.writeHead(200, { "content-type": "application/json" }).end("{}"),
+  "/octet": (_req, res) => png(res, PNG, { "content-type": "application/octet-stream" }),
+  "/binary": (_req, res) => png(res, PNG, { "content-type": "binary/octet-stream" }),
+  "/typed": (_req, res) => png(res, PNG, { "content-type": "IMAGE/PNG; charset=binary" }),
+  "/untyped": (_req, res) => res.writeHead(200, { "content-length": PNG.byteLength }).end(PNG),
+  "/empty.png": (_req, res) => png(res, Buffer.alloc(0)),
+  "/r/start": (_req, res) => res.writeHead(302, { location: "target.png" }).end(),
+  "/r/target.png": (_req, res) => png(res),
+  "/loop/a": (_req, res) => res.writeHead(301, { location: "/loop/b" }).end(),
+  "/loop/b": (req, res) => res.writeHead(307, { location: `http://${req.headers.host}/loop/a` }).end(),
+  "/chain/*": (req, res) => res.writeHead(302, { location: `/chain/${Number(req.url?.split("/")[2]) + 1}` }).end(),
+  "/to-ftp": (_req, res) => res.writeHead(302, { location: "ftp://example.com/a.png" }).end(),
+  "/etag.png": (req, res) => {
+    if (req.headers["if-none-match"] === etagImage.tag) return void res.writeHead(304, { etag: etagImage.tag }).end();
+    server.bodies++;
+    png(res, etagImage.body, { etag: etagImage.tag });
+  },
+  "/dated.png": (req, res) => {
+    const date = "Wed, 21 Oct 2015 07:28:00 GMT";
+    if (req.headers["if-modified-since"] === date) return void res.writeHead(304).end();
+    server.bodies++;
+    png(res, PNG, { "last-modified": date });
+  },
+  "/slow.png": (_req, res) => void setTimeout(() => png(res), 150),
+});
+
+let base = "";
+const dir = tempDir("semsearch-images-fetch-");
+const fetchers: ImageFetcher[] = [];
+
+function options(overrides: Partial<FetchOptions> = {}): FetchOptions {
+  return { ...defaultFetchOptions(null, {}), retryDelayMs: 10, timeoutMs: 3000, ...overrides };
+}
+
+function fetcher(overrides: Partial<FetchOptions> = {}): ImageFetcher {
+  const created = new ImageFetcher(options(overrides));
+  fetchers.push(created);
+  return created;
+}
+
+function get(url: string, overrides: Partial<FetchOptions> = {}): Promise<FetchResult> {
+  return fetcher(overrides).fetch({ kind: "http", url });
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+beforeAll(async () => {
+  base = await server.start();
+});
+beforeEach(() => server.reset());
+afterAll(async () => {
+  for (const created of fetchers) created.close();
+  await server.close();
+});
+
+describe("ImageFetcher over HTTP", () => {
+  it("downloads an image, asking for images as semsearch", async () => {
+    expect(await get(`${base}/a.png`)).toEqual({ ok: true, bytes: PNG, fromCache: false });
+    expect(server.requests[0]?.headers).toMatchObject({ accept: "image/*", "user-agent": expect.stringMatching(/^semsearch\/\d+\.\d+\.\d+/) });
+  });
+
+  it.each([
+    ["/missing.png", "HTTP 404", false, 1],
+    ["/teapot.png", "HTTP 418", false, 1],
+    ["/down.png", "HTTP 500 (after 3 tries)", true, 3],
+    ["/html", "not an image (Content-Type text/html)", false, 1],
+    ["/json", "not an image (Content-Type application/json)", false, 1],
+    ["/empty.png", "empty response", false, 1],
+    ["/loop/a", "redirect loop", false, 2],
+    ["/chain/0", "too many redirects (more than 5)", false, 6],
+    ["/to-ftp", 'redirect to unsupported URL scheme "ftp:"', false, 1],
+  ])("%s fails: %s", async (route, reason, retryable, requests) => {
+    expect(await get(`${base}${route}`)).toEqual({ ok: false, reason, retryable });
+    expect(server.requests).toHaveLength(requests);
+  });
+
+  it.each(["/octet", "/binary", "/typed", "/untyped", "/r/start"])("%s is taken as an image", async (route) => {
+    expect(await get(`${base}${route}`)).toEqual({ ok: true, bytes: PNG, fromCache: false });
+  });
+
+  it("follows a relative redirect", async () => {
+    await get(`${base}/r/start`);
+    expect(server.requests.map((req) => req.url)).toEqual(["/r/start", "/r/target.png"]);
+  });
+
+  it("retries a 500 and succeeds", async () => {
+    expect(await get(`${base}/flaky.png`)).toEqual({ ok: true, bytes: PNG, fromCache: false });
+    expect(server.hits.get("/flaky.png")).toBe(2);
+  });
+
+  it("waits as long as Retry-After asks on a 429", async () => {
+    const started = Date.now();
+    expect(await get(`${base}/busy.png`)).toMatchObject({ ok: true });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(server.hits.get("/busy.png")).toBe(2);
+  });
+
+  it("gives up on a slow drip at the total timeout", async () => {
+    dripWritten = 0;
+    const started = Date.now();
+    expect(await get(`${base}/drip.png`, { timeoutMs: 800, retries: 0 })).toEqual({ ok: false, reason: "timed out after 0.8 s", retryable: true });
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(750);
+    expect(elapsed).toBeLessThan(1500);
+    expect(dripWritten).toBeGreaterThan(5);
+  });
+
+  it("gives up on a server that never answers, after retrying", async () => {
+    expect(await get(`${base}/silent.png`, { timeoutMs: 400, retries: 1 })).toEqual({ ok: false, reason: "timed out after 0.4 s (after 2 tries)", retryable: true });
+    expect(server.hits.get("/silent.png")).toBe(2);
+  });
+
+  it("gives up on a connection that is never made at the connect timeout", async () => {
+    const hang: LookupFunction = () => {};
+    const started = Date.now();
+    const result = await get("http://never.test/a.png", { lookup: hang, connectTimeoutMs: 300, timeoutMs: 5000, retries: 0 });
+    expect(result).toEqual({ ok: false, reason: "no answer within 0.3 s (connect)", retryable: true });
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it("says when the name does not resolve", async () => {
+    const fail: LookupFunction = (hostname, _options, callback) => callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" }), "", 4);
+    expect(await get("http://nowhere.test/a.png", { lookup: fail })).toEqual({ ok: false, reason: "DNS lookup failed", retryable: false });
+  });
+
+  it("says when the connection is refused, after retrying", async () => {
+    const closed = new TestServer({});
+    const url = await closed.start();
+    await closed.close();
+    expect(await get(`${url}/a.png`)).toEqual({ ok: false, reason: "connection refused (after 3 tries)", retryable: true });
+  });
+
+  it("refuses at once a body whose Content-Length is over the limit", async () => {
+    const started = Date.now();
+    expect(await get(`${base}/declared-huge.png`, { maxBytes: 1024 })).toEqual({ ok: false, reason: "larger than 1 KB", retryable: false });
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it("stops reading a chunked body as soon as it passes the limit", async () => {
+    chunkedWritten = 0;
+    expect(await get(`${base}/chunked-huge.png`, { maxBytes: 64 * 1024 })).toEqual({ ok: false, reason: "larger than 64 KB", retryable: false });
+    await chunkedClosed;
+    // The server saw the connection closed long before its 20 MB were sent.
+    expect(chunkedWritten).toBeGreaterThan(64 * 1024);
+    expect(chunkedWritten).toBeLessThan(2 * 1024 * 1024);
+  });
+
+  it("has at most `concurrency` requests in flight", async () => {
+    const limited = fetcher({ concurrency: 2 });
+    const results = await Promise.all(Array.from({ length: 6 }, () => limited.fetch({ kind: "http", url: `${base}/slow.png` })));
+    expect(results.every((result) => result.ok)).toBe(true);
+    expect(server.maxInFlight).toBe(2);
+    server.reset();
+    const wider = fetcher({ concurrency: 4 });
+    await Promise.all(Array.from({ length: 6 }, () => wider.fetch({ kind: "http", url: `${base}/slow.png` })));
+    expect(server.maxInFlight).toBe(4);
+  });
+});
+
+describe("the download cache", () => {
+  const cacheDir = path.join(dir, "cache");
+  const entry = (url: string) => path.join(cacheDir, sha256(url));
+
+  it("revalidates with If-None-Match, uses the cache on 304 and replaces it when the image changes", async () => {
+    etagImage = { tag: '"v1"', body: PNG };
+    const url = `${base}/etag.png`;
+    const cached = fetcher({ cacheDir });
+    expect(await cached.fetch({ kind: "http", url })).toEqual({ ok: true, bytes: PNG, fromCache: false });
+    const meta = JSON.parse(readFileSync(`${entry(url)}.json`, "utf8"));
+    expect(meta).toMatchObject({ url, etag: '"v1"', content_type: "image/png", size: PNG.byteLength, sha256: createHash("sha256").update(PNG).digest("hex") });
+    expect(readFileSync(`${entry(url)}.bin`)).toEqual(PNG);
+
+    expect(await cached.fetch({ kind: "http", url })).toEqual({ ok: true, bytes: PNG, fromCache: true });
+    expect(server.requests[1]?.headers["if-none-match"]).toBe('"v1"');
+    expect(server.bodies).toBe(1);
+
+    etagImage = { tag: '"v2"', body: OTHER_PNG };
+    expect(await cached.fetch({ kind: "http", url })).toEqual({ ok: true, bytes: OTHER_PNG, fromCache: false });
+    expect(server.bodies).toBe(2);
+    expect(JSON.parse(readFileSync(`${entry(url)}.json`, "utf8")).etag).toBe('"v2"');
+    expect(await cached.fetch({ kind: "http", url })).toEqual({ ok: true, bytes: OTHER_PNG, fromCache: true });
+    expect(server.bodies).toBe(2);
+  });
+
+  it("revalidates with If-Modified-Since", async () => {
+    const url = `${base}/dated.png`;
+    await get(url, { cacheDir });
+    expect(await get(url, { cacheDir })).toEqual({ ok: true, bytes: PNG, fromCache: true });
+    expect(server.requests[1]?.headers["if-modified-since"]).toBe("Wed, 21 Oct 2015 07:28:00 GMT");
+    expect(server.bodies).toBe(1);
+  });
+
+  it("drops a damaged entry and downloads afresh, unconditionally", async () => {
+    etagImage = { tag: '"v3"', body: PNG };
+    const url = `${base}/etag.png`;
+    await get(url, { cacheDir });
+    writeFileSync(`${entry(url)}.bin`, Buffer.concat([PNG.subarray(0, 10), Buffer.alloc(PNG.byteLength - 10)]));
+    expect(await get(url, { cacheDir })).toEqual({ ok: true, bytes: PNG, fromCache: false });
+    expect(server.requests[1]?.headers["if-none-match"]).toBeUndefined();
+    expect(server.bodies).toBe(2);
+    expect(readFileSync(`${entry(url)}.bin`)).toEqual(PNG);
+  });
+
+  it("uses the cached copy when the server is gone, and only then", async () => {
+    const gone = new TestServer({ "/a.png": (_req, res) => png(res, OTHER_PNG, { etag: '"x"' }) });
+    const url = `${await gone.start()}/a.png`;
+    expect(await get(url, { cacheDir })).toMatchObject({ ok: true, fromCache: false });
+    await gone.close();
+    expect(await get(url, { cacheDir })).toEqual({ ok: true, bytes: OTHER_PNG, fromCache: true });
+    expect(await get(url, { cacheDir: path.join(dir, "empty-cache") })).toEqual({ ok: false, reason: "connection refused (after 3 tries)", retryable: true });
+  });
+
+  it("keeps no credentials in the metadata", async () => {
+    const url = `${base.replace("://", "://user:secret@")}/a.png`;
+    expect(await get(url, { cacheDir })).toMatchObject({ ok: true });
+    expect(server.requests[0]?.headers.authorization).toBe(`Basic ${Buffer.from("user:secret").toString("base64")}`);
+    expect(readFileSync(`${entry(url)}.json`, "utf8")).not.toContain("secret");
+  });
+
+  it("still fetches when the cache cannot be written", async () => {
+    const blocker = path.join(dir, "not-a-folder");
+    writeFileSync(blocker, "");
+    const errors: unknown[] = [];
+    expect(await get(`${base}/a.png`, { cacheDir: path.join(blocker, "cache"), onCacheError: (error) => errors.push(error) })).toEqual({ ok: true, bytes: PNG, fromCache: false });
+    expect(errors.map((error) => (error as NodeJS.ErrnoException).code)).toContain("ENOTDIR");
+  });
+});
+
+describe("ImageFetcher on local files", () => {
+  const local = (file: string, overrides: Partial<FetchOptions> = {}) => fetcher(overrides).fetch({ kind: "file", path: file });
+  const isRoot = process.getuid?.() === 0;
+
+  it("reads a file whole", async () => {
+    const file = path.join(dir, "a.png");
+    writeFileSync(file, PNG);
+    expect(await local(file)).toEqual({ ok: true, bytes: PNG, fromCache: false });
+  });
+
+  it.each([
+    ["missing", () => path.join(dir, "missing.png"), "file not found"],
+    ["under a file", () => path.join(dir, "a.png", "b.png"), "file not found"],
+    ["a directory", () => (mkdirSync(path.join(dir, "folder.png"), { recursive: true }), path.join(dir, "folder.png")), "is a directory"],
+    ["empty", () => (writeFileSync(path.join(dir, "zero.png"), ""), path.join(dir, "zero.png")), "empty file"],
+    ["over the limit", () => (writeFileSync(path.join(dir, "big.png"), Buffer.alloc(2048)), path.join(dir, "big.png")), "larger than 1 KB"],
+  ])("%s", async (_name, file, reason) => {
+    expect(await local(file(), { maxBytes: 1024 })).toEqual({ ok: false, reason, retryable: false });
+  });
+
+  it.skipIf(!existsSync("/dev/null"))("refuses a device", async () => {
+    expect(await local("/dev/null")).toEqual({ ok: false, reason: "not a regular file", retryable: false });
+  });
+
+  const fifo = path.join(dir, "pipe.png");
+  const hasFifo = process.platform !== "win32" && spawnSync("mkfifo", [fifo]).status === 0;
+  it.skipIf(!hasFifo)("refuses a FIFO without waiting for a writer", async () => {
+    const started = Date.now();
+    expect(await local(fifo)).toEqual({ ok: false, reason: "not a regular file", retryable: false });
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it.skipIf(isRoot || process.platform === "win32")("says when permission is denied", async () => {
+    const file = path.join(dir, "secret.png");
+    writeFileSync(file, PNG, { mode: 0o000 });
+    expect(await local(file)).toEqual({ ok: false, reason: "permission denied", retryable: false });
+  });
+
+  it("throws for a relative path or a malformed reference (bugs of the caller)", async () => {
+    await expect(local("relative.png")).rejects.toThrow(TypeError);
+    await expect(fetcher().fetch({ kind: "http", url: "ftp://x/a.png" })).rejects.toThrow(TypeError);
+    expect(() => new ImageFetcher(options({ concurrency: 0 }))).toThrow(RangeError);
+  });
+});
+
+describe("defaultFetchOptions", () => {
+  it("has documented defaults", () => {
+    expect(defaultFetchOptions("/c", {})).toEqual({ cacheDir: "/c", maxBytes: 20 * 1024 * 1024, connectTimeoutMs: 10_000, timeoutMs: 30_000, maxRedirects: 5, retries: 2, retryDelayMs: 500, concurrency: 8 });
+  });
+
+  it.each([
+    [{ SEMSEARCH_IMAGE_TIMEOUT: "5" }, { timeoutMs: 5000 }],
+    [{ SEMSEARCH_IMAGE_TIMEOUT: "0.8" }, { timeoutMs: 800 }],
+    [{ SEMSEARCH_IMAGE_TIMEOUT: "0" }, { timeoutMs: 30_000 }],
+    [{ SEMSEARCH_IMAGE_TIMEOUT: "-3" }, { timeoutMs: 30_000 }],
+    [{ SEMSEARCH_IMAGE_TIMEOUT: "soon" }, { timeoutMs: 30_000 }],
+    [{ SEMSEARCH_IMAGE_MAX_BYTES: "1000" }, { maxBytes: 1000 }],
+    [{ SEMSEARCH_IMAGE_MAX_BYTES: "1e6" }, { maxBytes: 20 * 1024 * 1024 }],
+    [{ SEMSEARCH_IMAGE_MAX_BYTES: "99999999999999999999" }, { maxBytes: 20 * 1024 * 1024 }],
+    [{ SEMSEARCH_IMAGE_RETRY_DELAY_MS: "0" }, { retryDelayMs: 0 }],
+    [{ SEMSEARCH_IMAGE_RETRY_DELAY_MS: "25" }, { retryDelayMs: 25 }],
+    [{ SEMSEARCH_IMAGE_RETRY_DELAY_MS: "" }, { retryDelayMs: 500 }],
+  ])("%j", (env, expected) => {
+    expect(defaultFetchOptions(null, env)).toMatchObject(expected);
+  });
+});
+
+describe("sniffImageType", () => {
+  const bytes = (...parts: (string | number[])[]) => new Uint8Array(Buffer.concat(parts.map((part) => (typeof part === "string" ? Buffer.from(part, "latin1") : Buffer.from(part)))));
+  const ftyp = (major: string, ...compatible: string[]) => {
+    const size = 16 + compatible.length * 4;
+    return bytes([0, 0, 0, size], "ftyp", major, [0, 0, 0, 0], ...compatible);
+  };
+
+  it.each([
+    ["png", new Uint8Array(PNG), "png"],
+    ["jpeg", bytes([0xff, 0xd8, 0xff, 0xe0], "JFIF"), "jpeg"],
+    ["gif89a", bytes("GIF89a", [1, 0, 1, 0]), "gif"],
+    ["gif87a", bytes("GIF87a"), "gif"],
+    ["webp", bytes("RIFF", [0, 0, 0, 0], "WEBPVP8 "), "webp"],
+    ["avif", ftyp("avif", "mif1", "miaf"), "avif"],
+    ["avif sequence", ftyp("avis"), "avif"],
+    ["avif under mif1", ftyp("mif1", "avif"), "avif"],
+    ["heic", ftyp("heic", "mif1"), "heif"],
+    ["mp4", ftyp("isom", "mp41"), null],
+    ["tiff little-endian", bytes("II*\0", [8, 0, 0, 0]), "tiff"],
+    ["tiff big-endian", bytes("MM\0*", [0, 0, 0, 8]), "tiff"],
+    ["bmp", bytes("BM", Array(12).fill(0), [40, 0, 0, 0]), "bmp"],
+    ["BM text", bytes("BMW owners club newsletter"), null],
+    ["html", bytes("<!doctype html>"), null],
+    ["riff wave", bytes("RIFF", [0, 0, 0, 0], "WAVEfmt "), null],
+    ["empty", new Uint8Array(0), null],
+    ["jpeg cut short", new Uint8Array([0xff, 0xd8]), null],
+  ])("%s", (_name, input, expected) => {
+    expect(sniffImageType(input)).toBe(expected);
+  });
+});
