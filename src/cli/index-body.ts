@@ -15,6 +15,7 @@ export interface IndexCreateFlags {
   filterableDeny?: string[];
   fieldType?: Record<string, string>;
   segmentDelimiter?: Record<string, string>;
+  imageFields?: string[];
 }
 
 const BODY_FLAGS: (keyof IndexCreateFlags)[] = [
@@ -31,6 +32,7 @@ const BODY_FLAGS: (keyof IndexCreateFlags)[] = [
   "filterableDeny",
   "fieldType",
   "segmentDelimiter",
+  "imageFields",
 ];
 
 /** Whether any flag that shapes the body was given (they cannot be mixed with --config). */
@@ -57,6 +59,7 @@ export function indexBodyFromFlags(flags: IndexCreateFlags): { configuration: Re
   for (const [name, rule] of Object.entries(rules)) if (rule) fields[name] = rule;
   if (flags.fieldType) fields.types = flags.fieldType;
   if (flags.segmentDelimiter) fields.segment_delimiter = flags.segmentDelimiter;
+  if (flags.imageFields) fields.images = flags.imageFields;
   const configuration: Record<string, unknown> = { index_type: indexType };
   if (Object.keys(fields).length > 0) configuration.fields = fields;
   if (flags.model !== undefined) configuration.model = flags.model;

@@ -6,8 +6,9 @@
  */
 import { MAX_LIMIT, MAX_RESULTS, type Engine, type SearchHit, type SearchPage, type SearchParams } from "../engine/index.js";
 import { abort, ask, begin, choose, chooseKey, end, say, type Choice } from "./prompts.js";
-import { renderHighlight } from "./render/highlight.js";
+import { highlightLabel, renderHighlight } from "./render/highlight.js";
 import { chalk } from "./render/style.js";
+import { inlineImage, inlineProtocol } from "./render/inline-image.js";
 import { pageFooter, renderSearchTable, snippet, terminalWidth } from "./render/table.js";
 
 export interface Session {
@@ -62,6 +63,10 @@ function integerIn(min: number, max: number) {
 export function renderHit(hit: SearchHit, rank: number, query: string, width = terminalWidth()): string {
   const lines = [chalk.bold(`#${rank} ${hit.id}`) + chalk.dim(` · score ${hit.score.toFixed(3)}`), JSON.stringify(hit.object, null, 2)];
   for (const h of hit.highlights ?? []) {
+    if (!("highlight_type" in h)) {
+      lines.push(`${chalk.dim("image")} ${snippet(h.media_identifier, Math.max(20, width - 6))}`);
+      continue;
+    }
     const where = `${h.references[0]?.source ?? ""} [${h.references[0]?.position.start_char}–${h.references[0]?.position.end_char}]`;
     lines.push(`${chalk.dim(where)} ${renderHighlight(h.highlight.text, query, Math.max(20, width - where.length - 1))}`);
   }
@@ -101,21 +106,32 @@ async function answer(key: "g" | "s" | "/", session: Session, page: SearchPage):
   return true;
 }
 
-/** Asks which result to open and shows it in full; Esc goes back. */
-async function openResult(session: Session, page: SearchPage): Promise<void> {
+/** A thumbnail of a result's best image, in terminals that show inline images (never in pipes). */
+async function thumbnail(engine: Engine, hit: SearchHit): Promise<string> {
+  const protocol = process.stdout.isTTY ? inlineProtocol(process.env) : null;
+  const best = hit.highlights?.find((h) => !("highlight_type" in h));
+  if (protocol === null || !best || "highlight_type" in best) return "";
+  const png = await engine.imageThumbnail(hit.id, best.media_identifier).catch(() => null);
+  return png ? inlineImage(png, protocol, Math.min(32, Math.max(8, Math.floor(terminalWidth() / 3)))) : "";
+}
+
+/** Asks which result to open and shows it in full (with a thumbnail of its best image, where the terminal can); Esc goes back. */
+async function openResult(engine: Engine, session: Session, page: SearchPage): Promise<void> {
   const width = terminalWidth();
   const picked = await choose(
     "Which result?",
     page.hits.map((hit, i) => {
       const label = `${session.offset + i + 1}. ${hit.id}`;
-      return { value: String(i), label, hint: snippet(hit.highlights?.[0]?.highlight.text ?? hit.text, Math.max(10, width - label.length - 20)) };
+      return { value: String(i), label, hint: snippet(highlightLabel(hit), Math.max(10, width - label.length - 20)) };
     }),
   );
-  if (picked !== null) process.stdout.write(`\n${renderHit(page.hits[Number(picked)] as SearchHit, session.offset + Number(picked) + 1, session.query, width)}`);
+  if (picked === null) return;
+  const hit = page.hits[Number(picked)] as SearchHit;
+  process.stdout.write(`\n${renderHit(hit, session.offset + Number(picked) + 1, session.query, width)}${await thumbnail(engine, hit)}`);
 }
 
 /** Does what a menu key asks; true when the page is to be fetched again and shown. */
-async function act(key: Exclude<MenuKey, "q">, session: Session, page: SearchPage): Promise<boolean> {
+async function act(engine: Engine, key: Exclude<MenuKey, "q">, session: Session, page: SearchPage): Promise<boolean> {
   switch (key) {
     case "n":
       // Enter on the last page: clack shows "Next page" as the answer, so say why nothing moves
@@ -128,7 +144,7 @@ async function act(key: Exclude<MenuKey, "q">, session: Session, page: SearchPag
     case "r":
       return true;
     case "o":
-      await openResult(session, page);
+      await openResult(engine, session, page);
       return false; // the same page: its menu again, without reprinting the table
     default:
       return answer(key, session, page);
@@ -152,7 +168,7 @@ export async function interactiveSearch(engine: Engine, indexId: string, start: 
       if (show) process.stdout.write(renderPage(session, page, extraFields));
       const key = await chooseKey("What next?", menuEntries(page, session));
       if (key === null || key === "q") break;
-      show = await act(key, session, page);
+      show = await act(engine, key, session, page);
       if (show) page = await fetch();
     }
   } catch (error) {

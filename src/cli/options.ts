@@ -1,4 +1,5 @@
 /** Shared flags and argument parsers of the CLI. */
+import path from "node:path";
 import { constants } from "node:fs";
 import { createReadStream } from "node:fs";
 import { access, readFile, stat } from "node:fs/promises";
@@ -113,7 +114,8 @@ export async function objectsInput(file: string): Promise<ObjectsInput> {
     throw unreadable(file, error);
   }
   // A pipe, a FIFO or /dev/stdin can be read once only: it is streamed (and spooled), like standard input.
-  return regular ? { path: file, source: file } : { stream: createReadStream(file), source: file };
+  const base = path.dirname(path.resolve(file));
+  return regular ? { path: file, source: file, base } : { stream: createReadStream(file), source: file, base };
 }
 
 /** Runs `fn` with an engine on the selected project, closing it afterwards. */

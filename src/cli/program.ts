@@ -68,6 +68,7 @@ export const EXAMPLES: Record<string, string[]> = {
     "semsearch --json index create --config body.json                  # the service's {\"configuration\": …} body",
     "semsearch index create --model Xenova/bge-small-en-v1.5 --searchable body   # downloads the model first if needed",
     "semsearch index create --model ./models/my-model --neural-only     # a model folder in transformers.js layout",
+    "semsearch index create --type image --searchable caption,photo    # images searched with text (CLIP), captions lexically",
   ],
   "index list": ["semsearch index list", "semsearch --json index list | jq -r '.indexes[].id'"],
   "index get": ["semsearch index get docs", "semsearch --json index get idx_abc --wait"],
@@ -134,11 +135,12 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
       .addOption(new Option("--type <type>", "index type (text or image)"))
       .option("--highlights", "enable text highlights")
       .option("--neural-only", "vector search only (no lexical part)")
-      .option("--model <name>", "embedding model: use (bundled, the default), a Hugging Face id such as Xenova/bge-small-en-v1.5, or a model folder")
+      .option("--model <name>", "embedding model: use (bundled, the default for text), a Hugging Face id such as Xenova/bge-small-en-v1.5, or a model folder (image indexes: a CLIP model, default Xenova/clip-vit-base-patch32)")
       .option("--model-dtype <dtype>", "weights of a Hugging Face model: q8 or fp32 (default: q8 where offered)"),
   )
     .option("--field-type <field=type>", `type of a filterable field (${FIELD_TYPES.join(", ")}); repeatable`, keyValueArg)
-    .option("--segment-delimiter <field=regex>", "regular expression starting a new highlight segment; repeatable", keyValueArg);
+    .option("--segment-delimiter <field=regex>", "regular expression starting a new highlight segment; repeatable", keyValueArg)
+    .option("--image-fields <fields>", "image indexes: fields whose every value is an image (URL or path), comma-separated (default: values that look like image files or URLs)", listArg);
   addWaitFlags(create, "wait until the index is built").action(withGlobals(h.indexCreate));
   index.command("list").description("list indexes with their state").action(withGlobals(h.indexList));
   addWaitFlags(index.command("get <id>").description("show an index"), "wait until built").action(withGlobals(h.indexGet));

@@ -1,11 +1,12 @@
 /** Waiting for an index to be built (`--wait`), and what a finished build reports. */
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import { isImageIndex } from "./config.js";
 import type { EngineContext } from "./context.js";
 import { ConflictError, EnvironmentError, errorFromPayload, InternalError } from "./errors.js";
 import { describeIndex, findIndex, missingFieldsWarning } from "./indexes.js";
 import { ensureWorker, workerPid } from "./indexing/spawn.js";
-import { indexTableName } from "./project.js";
+import { imageTableName, indexTableName } from "./project.js";
 import { indexedObjectCount } from "./status.js";
 import type { IndexInfo, IndexRecord } from "./types.js";
 import { verifyModelFiles } from "./embedding/model-cache.js";
@@ -116,7 +117,7 @@ export async function waitForIndex(ctx: EngineContext, id: string, options: Wait
 /** What `--wait` reports when a build is over: objects that failed (the first few reasons) and objects with no searchable text. */
 export interface BuildReport {
   errors: { count: number; first: { id: string; message: string }[] };
-  /** objects indexed whose searchable text is empty (only their vector of "" represents them) */
+  /** objects indexed with nothing to search: empty searchable text (and, in an image index, no image) */
   withoutText: number;
   /** when some objects have no searchable text: fields of the configuration that no sampled object has */
   missingFields?: string;
@@ -126,7 +127,12 @@ export async function buildReport(ctx: EngineContext, idOrName: string, first = 
   const index = findIndex(ctx, idOrName);
   const errors = Object.entries(ctx.project.progress(index.id).errors).sort(([, a], [, b]) => a.seq - b.seq);
   const store = await ctx.store();
-  const withoutText = await store.countRows(indexTableName(index.id), "text = ''");
+  let withoutText = await store.countRows(indexTableName(index.id), "text = ''");
+  if (withoutText > 0 && isImageIndex(index.configuration)) {
+    const empty = await store.idsWhere(indexTableName(index.id), "text = ''");
+    const pictured = await store.partObjectsOf(imageTableName(index.id), empty);
+    withoutText = empty.filter((id) => !pictured.has(id)).length;
+  }
   const missing = withoutText > 0 ? await missingFieldsWarning(ctx, index.configuration) : null;
   return {
     errors: { count: errors.length, first: errors.slice(0, first).map(([objectId, error]) => ({ id: objectId, message: error.message })) },

@@ -58,6 +58,8 @@ const ConfigurationSchema = v.strictObject({
       filterable: v.optional(AllowDeny),
       types: v.optional(FieldRecord),
       segment_delimiter: v.optional(FieldRecord),
+      /** semsearch extension, image indexes: fields whose every string value is an image reference (else detected per value). */
+      images: v.optional(FieldList),
     }),
   ),
   /** semsearch extension: the embedding model of this index (default: the bundled one). */
@@ -137,6 +139,12 @@ function checkMeaning(config: IndexConfiguration): ErrorIssue[] {
   }
   issues.push(...checkFieldRules(config));
   const rules = new FieldRules(config);
+  (config.fields?.images ?? []).forEach((field, i) => {
+    const path = `configuration.fields.images.${i}`;
+    if (config.index_type.name !== "image") issues.push({ path, message: "image fields are for image indexes (index_type.name \"image\")" });
+    else if (pathSegments(field).length === 0) issues.push({ path, message: `malformed field path "${field}" (dots separate nested keys)` });
+    else if (!rules.admits("searchable", field)) issues.push({ path, message: `"${field}" is not a searchable field: an image field must be searchable` });
+  });
   for (const [field, source] of Object.entries(config.fields?.segment_delimiter ?? {})) {
     const path = `configuration.fields.segment_delimiter.${field}`;
     if (field.includes(".")) {
@@ -193,6 +201,11 @@ function checkFieldRules(config: IndexConfiguration): ErrorIssue[] {
     }
   }
   return issues;
+}
+
+/** Whether the index searches images (CLIP): type `image`. */
+export function isImageIndex(config: IndexConfiguration): boolean {
+  return config.index_type.name === "image";
 }
 
 /** Whether the index is vector-only (no lexical part). */

@@ -3,6 +3,7 @@
  * It never prints and never exits; it returns data, reports progress through callbacks
  * and throws SemsearchError subclasses.
  */
+import { objectThumbnail } from "./images/thumbnail.js";
 import path from "node:path";
 import { EngineContext } from "./context.js";
 import * as build from "./build.js";
@@ -135,6 +136,11 @@ export class Engine {
     const page = await search(this.ctx, indexId, params);
     resumeWorker(this.ctx);
     return page;
+  }
+
+  /** A PNG thumbnail of one of an object's images (as stored in it), or null when it cannot be had. */
+  imageThumbnail(objectId: string, identifier: string, size?: number): Promise<Buffer | null> {
+    return objectThumbnail(this.ctx, objectId, identifier, size);
   }
 
   /** Known, bundled and downloaded models, with the indexes of this project that use each. */

@@ -1,8 +1,8 @@
 /** Index operations: create, list, get, status, delete (waiting for a build: build.ts). */
-import { parseCreateIndexBody, type IndexConfiguration } from "./config.js";
+import { isImageIndex, parseCreateIndexBody, type IndexConfiguration } from "./config.js";
 import { fieldPaths, missingFieldsMessage, namedFields } from "./field-presence.js";
 import type { EngineContext } from "./context.js";
-import { DEFAULT_MODEL } from "./embedding/registry.js";
+import { DEFAULT_IMAGE_MODEL, DEFAULT_MODEL } from "./embedding/registry.js";
 import type { DownloadProgress } from "./embedding/hub.js";
 import { checkModelRuns, resolveModelSpec } from "./models.js";
 import { ConflictError, NotFoundError, ValidationError } from "./errors.js";
@@ -10,8 +10,7 @@ import { failpoint } from "./failpoint.js";
 import { dropOrphanTables } from "./journals.js";
 import { newIndexId } from "./ids.js";
 import { startWorker } from "./indexing/spawn.js";
-import { highlightsEnabled } from "./indexing/extract.js";
-import { indexTableName, segmentTableName } from "./project.js";
+import { imageTableName, indexTableName, partTables, segmentTableName } from "./project.js";
 import { indexStatusCounts } from "./status.js";
 import type { IndexInfo, IndexRecord, IndexStatusCounts, JsonObject } from "./types.js";
 
@@ -27,19 +26,20 @@ export interface CreateIndexOptions {
  */
 export async function createIndex(ctx: EngineContext, body: unknown, now: Date, options: CreateIndexOptions = {}): Promise<{ id: string }> {
   const { configuration, name } = parseCreateIndexBody(body);
-  if (configuration.index_type.name === "image") {
-    throw new ValidationError("UNSUPPORTED_INDEX_TYPE", 'Index type "image" needs an image embedding model, which this version does not ship yet', {
-      issues: [{ path: "configuration.index_type.name", message: "image indexes are not available yet" }],
+  const image = isImageIndex(configuration);
+  const spec = await resolveModelSpec(configuration.model ?? (image ? DEFAULT_IMAGE_MODEL : DEFAULT_MODEL), {
+    ...(configuration.model_dtype ? { dtype: configuration.model_dtype } : {}),
+    download: true,
+    onProgress: options.onModelDownload,
+    warn: ctx.warn,
+  });
+  if (image !== (spec.kind === "clip")) {
+    throw new ValidationError("MODEL_UNSUPPORTED", image ? `Image indexes need an image-text (CLIP) model, and ${spec.id} is a text model` : `${spec.id} is an image-text (CLIP) model: it is for image indexes (--type image)`, {
+      hint: image ? `Leave --model out for ${DEFAULT_IMAGE_MODEL}, or give a CLIP model (an id or a folder with onnx/text_model.onnx and onnx/vision_model.onnx).` : "Use a text embedding model for text indexes, or create an image index.",
+      issues: [{ path: "configuration.model", message: image ? "not an image-text model" : "an image-text model" }],
     });
   }
-  const model = await checkModelRuns(
-    await resolveModelSpec(configuration.model ?? DEFAULT_MODEL, {
-      ...(configuration.model_dtype ? { dtype: configuration.model_dtype } : {}),
-      download: true,
-      onProgress: options.onModelDownload,
-      warn: ctx.warn,
-    }),
-  );
+  const model = await checkModelRuns(spec);
   const record: IndexRecord = {
     id: newIndexId(),
     ...(name === undefined ? {} : { name }),
@@ -58,7 +58,7 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date, 
     }
     await dropOrphanTables(ctx.project, store);
     await store.createIndexTable(indexTableName(record.id), record.dimension);
-    if (highlightsEnabled(configuration)) await store.createSegmentTable(segmentTableName(record.id), record.dimension);
+    for (const table of partTables(record)) await store.createSegmentTable(table, record.dimension);
     failpoint("index-create:tables");
     ctx.project.saveIndexes([...ctx.project.indexes(), record]);
   });
@@ -114,8 +114,7 @@ export async function deleteIndex(ctx: EngineContext, idOrName: string): Promise
   await ctx.locked(async () => {
     ctx.project.saveIndexes(ctx.project.indexes().filter((index) => index.id !== id));
     failpoint("index-delete:catalog");
-    await store.dropTable(indexTableName(id));
-    await store.dropTable(segmentTableName(id));
+    for (const table of [indexTableName(id), segmentTableName(id), imageTableName(id)]) await store.dropTable(table);
     ctx.project.removeProgress(id);
     await dropOrphanTables(ctx.project, store);
   });

@@ -7,8 +7,7 @@
  * The next process that opens the project finishes the job before it reads or writes anything.
  */
 import { failpoint } from "./failpoint.js";
-import { highlightsEnabled } from "./indexing/extract.js";
-import { indexTableName, Project, segmentTableName } from "./project.js";
+import { imageTableName, indexTableName, partTables, Project, segmentTableName } from "./project.js";
 import type { LanceStore } from "./store/lancedb.js";
 
 /** Whether a journal is left by a process that died (so its work must be undone or completed). */
@@ -48,8 +47,8 @@ export async function rollBackAdd(project: Project, store: LanceStore): Promise<
  * `index delete` killed between writing its tables and the catalog. Call with the write lock held.
  */
 export async function dropOrphanTables(project: Project, store: LanceStore): Promise<string[]> {
-  const owned = new Set(project.indexes().flatMap((index) => [indexTableName(index.id), segmentTableName(index.id)]));
-  const orphans = (await store.tableNames()).filter((name) => /^(index|segments)_idx_/.test(name) && !owned.has(name));
+  const owned = new Set(project.indexes().flatMap((index) => [indexTableName(index.id), segmentTableName(index.id), imageTableName(index.id)]));
+  const orphans = (await store.tableNames()).filter((name) => /^(index|segments|images)_idx_/.test(name) && !owned.has(name));
   for (const name of orphans) await store.dropTable(name);
   return orphans;
 }
@@ -60,7 +59,7 @@ async function rowsWithoutObjects(project: Project, store: LanceStore): Promise<
   const orphans = new Set<string>();
   for (const index of project.indexes()) {
     for (const id of await store.rowIds(indexTableName(index.id))) if (!stored.has(id)) orphans.add(id);
-    if (highlightsEnabled(index.configuration)) for (const id of await store.segmentObjectIds(segmentTableName(index.id))) if (!stored.has(id)) orphans.add(id);
+    for (const table of partTables(index)) for (const id of await store.segmentObjectIds(table)) if (!stored.has(id)) orphans.add(id);
   }
   return [...orphans];
 }
@@ -72,7 +71,7 @@ export async function deleteEverywhere(project: Project, store: LanceStore, ids:
   for (const index of project.indexes()) {
     await store.deleteIndexRows(indexTableName(index.id), ids);
     failpoint("delete:index-rows");
-    if (highlightsEnabled(index.configuration)) await store.deleteSegmentsOf(segmentTableName(index.id), ids);
+    for (const table of partTables(index)) await store.deleteSegmentsOf(table, ids);
     const progress = project.progress(index.id);
     if (ids.some((id) => Object.hasOwn(progress.errors, id))) {
       for (const id of ids) delete progress.errors[id];

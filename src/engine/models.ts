@@ -9,9 +9,10 @@ import path from "node:path";
 import { ConflictError, EnvironmentError, NotFoundError, SemsearchError, ValidationError, type Warning } from "./errors.js";
 import { knownModel, KNOWN_MODELS, type KnownModel } from "./embedding/known-models.js";
 import { cachedModels, isHubId, isModelFile, modelFileStat, modelsDir, modelsFsError, readManifest, removeCachedModel, tokenizerHash, weightsHash, type CachedModel } from "./embedding/model-cache.js";
-import { TOKENIZER_FILES, type ModelDtype, type ModelSpec, type Pooling } from "./embedding/model-spec.js";
-import { chooseDtype, downloadModel, fetchModelInfo, filesFor, WEIGHTS_FILES, type DownloadProgress } from "./embedding/hub.js";
+import { CLIP_WEIGHTS_FILES, hashedFiles, MODEL_DTYPES, TOKENIZER_FILES, weightsFiles, type ModelDtype, type ModelKind, type ModelSpec, type Pooling } from "./embedding/model-spec.js";
+import { chooseDtype, downloadModel, fetchModelInfo, filesFor, modelKind, type DownloadProgress } from "./embedding/hub.js";
 import { BUNDLED_ALIASES, BUNDLED_DESCRIPTION, BUNDLED_SPEC, loadModel } from "./embedding/registry.js";
+import { embedsImages } from "./embedding/provider.js";
 import { readFolderFacts } from "./embedding/folder-facts.js";
 import type { IndexRecord } from "./types.js";
 
@@ -79,28 +80,25 @@ function statedSettings(dir: string): Partial<Pick<KnownModel, "pooling" | "quer
  * else mean pooling without prefixes (with a warning).
  */
 async function folderSpec(dir: string, source: "hub" | "folder", id: string, options: ResolveOptions, revision?: string): Promise<ModelSpec> {
-  const missing = TOKENIZER_FILES.filter((file) => !isModelFile(path.join(dir, file)));
+  const kind = modelKind((file) => isModelFile(path.join(dir, file)));
+  const needed = hashedFiles(kind);
+  const missing = needed.filter((file) => !isModelFile(path.join(dir, file)));
   const config = missing.includes("config.json") ? undefined : readJson(path.join(dir, "config.json"));
   if (missing.length || !config) {
-    throw new ValidationError("MODEL_UNSUPPORTED", `${dir} is not a model folder: it has no ${missing.length ? missing.join(", ") : "config.json holding a JSON object"} (a model folder in transformers.js layout has config.json, tokenizer.json, tokenizer_config.json and onnx/model.onnx)`, {
+    throw new ValidationError("MODEL_UNSUPPORTED", `${dir} is not a model folder: it has no ${missing.length ? missing.join(", ") : "config.json holding a JSON object"} (a model folder in transformers.js layout has ${kind === "clip" ? "config.json, tokenizer.json, tokenizer_config.json, preprocessor_config.json, onnx/text_model.onnx and onnx/vision_model.onnx" : "config.json, tokenizer.json, tokenizer_config.json and onnx/model.onnx"})`, {
       issues: [{ path: "configuration.model", message: "not a model folder" }],
     });
   }
-  const dtype = chooseDtype((file) => isModelFile(path.join(dir, file)), options.dtype);
+  const dtype = chooseDtype((file) => isModelFile(path.join(dir, file)), options.dtype, kind);
   if (dtype === null) {
-    throw new ValidationError("MODEL_UNSUPPORTED", `${dir} has no ${options.dtype ? WEIGHTS_FILES[options.dtype] : "onnx/model.onnx or onnx/model_quantized.onnx"}`, {
+    const wanted = options.dtype ? weightsFiles(kind, options.dtype).join(" and ") : kind === "clip" ? "both towers' ONNX weights (onnx/text_model.onnx and onnx/vision_model.onnx, or their _quantized files)" : "onnx/model.onnx or onnx/model_quantized.onnx";
+    throw new ValidationError("MODEL_UNSUPPORTED", `${dir} has no ${wanted}`, {
       issues: [{ path: "configuration.model", message: "no ONNX weights" }],
     });
   }
-  const file = WEIGHTS_FILES[dtype];
-  let sha256: string;
-  let size: number;
-  try {
-    size = statSync(path.join(dir, file)).size;
-    sha256 = await weightsHash(path.join(dir, file));
-  } catch (error) {
-    throw modelsFsError(error, "read", path.join(dir, file));
-  }
+  const [weights, visionWeights] = await Promise.all(weightsFiles(kind, dtype).map((file) => hashedWeights(dir, file)));
+  const tokenizer_sha256 = tokenizerHash(dir, needed);
+  if (kind === "clip") return clipSpec(id, source, dir, config, { ...(revision ? { revision } : {}), dtype, weights, vision_weights: visionWeights, tokenizer_sha256 });
   const facts = readFolderFacts(config, readJson(path.join(dir, "tokenizer_config.json")) ?? {}, dir);
   const recordedId = readManifest(dir)?.id;
   const known = knownModel(recordedId ?? id);
@@ -117,14 +115,55 @@ async function folderSpec(dir: string, source: "hub" | "folder", id: string, opt
     source,
     ...(revision ? { revision } : {}),
     dtype,
-    weights: { file, size, sha256 },
-    tokenizer_sha256: tokenizerHash(dir),
+    weights,
+    tokenizer_sha256,
     pooling,
     normalize: known?.normalize ?? true,
     query_prefix: known?.query_prefix ?? stated.query_prefix ?? "",
     document_prefix: known?.document_prefix ?? stated.document_prefix ?? "",
     window: Math.min(known?.window ?? facts.window, facts.window),
     dimension: facts.dimension,
+  };
+}
+
+/** A weights file of a model folder with its size and SHA-256. */
+async function hashedWeights(dir: string, file: string): Promise<NonNullable<ModelSpec["weights"]>> {
+  try {
+    const { size } = statSync(path.join(dir, file));
+    return { file, size, sha256: await weightsHash(path.join(dir, file)) };
+  } catch (error) {
+    throw modelsFsError(error, "read", path.join(dir, file));
+  }
+}
+
+/** Image-text model types semsearch runs: each tower gives one vector per text or image. */
+export const CLIP_MODEL_TYPES = ["clip", "siglip"] as const;
+
+/**
+ * The spec of a CLIP-family model: vectors in the shared space (`projection_dim`), texts in windows
+ * of the text tower's positions (77 for CLIP), no prefixes, unit vectors.
+ */
+function clipSpec(id: string, source: "hub" | "folder", dir: string, config: Record<string, unknown>, files: Pick<ModelSpec, "revision" | "dtype" | "weights" | "vision_weights" | "tokenizer_sha256">): ModelSpec {
+  const type = config.model_type;
+  if (!(CLIP_MODEL_TYPES as readonly unknown[]).includes(type)) {
+    throw new ValidationError("MODEL_UNSUPPORTED", `The model in ${dir} has text and vision towers, but its config.json says model_type ${JSON.stringify(type)}: semsearch runs ${CLIP_MODEL_TYPES.join(" and ")} image-text models`, {
+      issues: [{ path: "configuration.model", message: `unsupported model_type ${JSON.stringify(type)}` }],
+    });
+  }
+  const text = (config.text_config ?? {}) as Record<string, unknown>;
+  const positive = (value: unknown) => (typeof value === "number" && Number.isSafeInteger(value) && value > 0 ? value : undefined);
+  const positions = positive(text.max_position_embeddings) ?? 77;
+  return {
+    id,
+    source,
+    kind: "clip",
+    ...files,
+    normalize: true,
+    query_prefix: "",
+    document_prefix: "",
+    window: positions,
+    // The probe at index creation gives the real one.
+    dimension: positive(config.projection_dim) ?? positive(text.projection_size) ?? positive(text.hidden_size) ?? 1,
   };
 }
 
@@ -171,15 +210,15 @@ function complete(model: CachedModel): boolean {
 
 /** A hub model in the cache, or downloaded now; MODEL_NOT_DOWNLOADED when not allowed to download. */
 async function hubModelDir(id: string, options: ResolveOptions): Promise<{ dir: string; revision: string; id: string }> {
-  const wanted = options.dtype ? WEIGHTS_FILES[options.dtype] : undefined;
-  const cached = cachedModels().find(
-    (model) =>
+  const cached = cachedModels().find((model) => {
+    const has = (file: string) => Object.hasOwn(model.manifest.files, file);
+    return (
       model.id.toLowerCase() === id.toLowerCase() &&
       (options.revision === undefined || model.revision.startsWith(options.revision)) &&
-      (wanted === undefined || Object.hasOwn(model.manifest.files, wanted)) &&
-      chooseDtype((file) => Object.hasOwn(model.manifest.files, file), options.dtype) !== null &&
-      complete(model),
-  );
+      chooseDtype(has, options.dtype, modelKind(has)) !== null &&
+      complete(model)
+    );
+  });
   if (cached) return { dir: cached.dir, revision: cached.revision, id: cached.manifest.id };
   if (!options.download) {
     throw new NotFoundError("MODEL_NOT_DOWNLOADED", `The model ${id}${options.dtype ? ` (${options.dtype})` : ""} is not downloaded (models folder: ${modelsDir()})`, {
@@ -187,14 +226,16 @@ async function hubModelDir(id: string, options: ResolveOptions): Promise<{ dir: 
     });
   }
   const info = await fetchModelInfo(id, options.revision);
-  const dtype = chooseDtype((file) => info.files.some((candidate) => candidate.path === file), options.dtype);
+  const listed = (file: string) => info.files.some((candidate) => candidate.path === file);
+  const kind = modelKind(listed);
+  const dtype = chooseDtype(listed, options.dtype, kind);
   if (dtype === null) {
-    throw new ValidationError("MODEL_UNSUPPORTED", `The model ${id} has no ${options.dtype ? WEIGHTS_FILES[options.dtype] : "ONNX weights (onnx/model.onnx)"} on the hub`, {
+    throw new ValidationError("MODEL_UNSUPPORTED", `The model ${id} has no ${options.dtype ? weightsFiles(kind, options.dtype).join(" and ") : "ONNX weights (onnx/model.onnx)"} on the hub`, {
       hint: "semsearch runs ONNX feature-extraction models in transformers.js layout; look for a Xenova/… or onnx-community/… conversion.",
       issues: [{ path: "configuration.model", message: "no ONNX weights" }],
     });
   }
-  const files = filesFor(info, dtype);
+  const files = filesFor(info, dtype, kind);
   const extra = info.files.filter((file) => file.path === "1_Pooling/config.json" || file.path === "config_sentence_transformers.json");
   const dir = await downloadModel(info, [...files, ...extra], { onProgress: options.onProgress });
   return { dir, revision: info.revision, id };
@@ -238,10 +279,16 @@ export async function resolveModelSpec(name: string, options: ResolveOptions = {
  */
 export async function checkModelRuns(spec: ModelSpec): Promise<ModelSpec> {
   if (spec.source === "bundled") return spec;
-  let vector: Float32Array | undefined;
+  let vectors: Float32Array[] = [];
   try {
+    const model = await loadModel({ ...spec, dimension: 0 });
     // A text that fills a whole window: a config that promises more tokens than the model takes fails here.
-    [vector] = await (await loadModel({ ...spec, dimension: 0 })).embedTexts(["a ".repeat(spec.window ?? 512)]);
+    vectors = await model.embedTexts(["a ".repeat(spec.window ?? 512)]);
+    if (embedsImages(model)) {
+      // And a mid-grey image through the vision tower: both towers must give vectors of one size.
+      const input = await model.imageInput();
+      vectors.push(...(await model.embedImages([new Float32Array(3 * input.height * input.width)])));
+    }
   } catch (error) {
     if (error instanceof SemsearchError && error.code !== "MODEL_CHANGED") throw error;
     throw new EnvironmentError("MODEL_UNREADABLE", `The model ${spec.id} does not run: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`, {
@@ -249,8 +296,9 @@ export async function checkModelRuns(spec: ModelSpec): Promise<ModelSpec> {
       cause: error,
     });
   }
-  if (!vector || vector.length === 0 || vector.some((x) => !Number.isFinite(x))) {
-    throw new EnvironmentError("MODEL_UNREADABLE", `The model ${spec.id} gives no usable vectors`, { hint: "Use a feature-extraction (embedding) model." });
+  const [vector] = vectors;
+  if (!vector || vector.length === 0 || vectors.some((candidate) => candidate.length !== vector.length || candidate.some((x) => !Number.isFinite(x)))) {
+    throw new EnvironmentError("MODEL_UNREADABLE", `The model ${spec.id} gives no usable vectors${vectors.length > 1 && vectors[1]?.length !== vector?.length ? ` (text ${vector?.length}-d, images ${vectors[1]?.length}-d)` : ""}`, { hint: "Use a feature-extraction (embedding) model." });
   }
   return { ...spec, dimension: vector.length };
 }
@@ -271,7 +319,9 @@ export interface ModelListEntry {
 }
 
 function dtypesOf(model: CachedModel): ModelDtype[] {
-  return (Object.keys(WEIGHTS_FILES) as ModelDtype[]).filter((dtype) => Object.hasOwn(model.manifest.files, WEIGHTS_FILES[dtype]));
+  const has = (file: string) => Object.hasOwn(model.manifest.files, file);
+  const kind = modelKind(has);
+  return MODEL_DTYPES.filter((dtype) => weightsFiles(kind, dtype).every(has));
 }
 
 /** Known and downloaded models, with what uses them in the given indexes. */

@@ -332,3 +332,24 @@ export function segmentTableName(indexId: string): string {
 export function indexTableName(indexId: string): string {
   return `index_${indexId}`;
 }
+
+/** The LanceDB table of an image index's images: one row per image reference of an object. */
+export function imageTableName(indexId: string): string {
+  return `images_${indexId}`;
+}
+
+/**
+ * The tables of an index that hold rows per part of an object, keyed by `object_id`: highlight
+ * segments (with `highlights.text`) and images (image indexes).
+ */
+export function partTables(index: Pick<IndexRecord, "id" | "configuration">): string[] {
+  return [
+    ...(index.configuration.index_type.highlights?.text === true ? [segmentTableName(index.id)] : []),
+    ...(index.configuration.index_type.name === "image" ? [imageTableName(index.id)] : []),
+  ];
+}
+
+/** Every table of an index. */
+export function indexTables(index: Pick<IndexRecord, "id" | "configuration">): string[] {
+  return [indexTableName(index.id), ...partTables(index)];
+}

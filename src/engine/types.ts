@@ -1,9 +1,9 @@
 /** Records and result shapes shared by the engine, the CLI and (later) the HTTP server. */
 import type { IndexConfiguration } from "./config.js";
 import type { ModelSpec } from "./embedding/model-spec.js";
-import type { TextHighlight } from "./search/highlights.js";
+import type { Highlight, ImageHighlight, TextHighlight } from "./search/highlights.js";
 
-export type { TextHighlight };
+export type { Highlight, ImageHighlight, TextHighlight };
 
 /** A user object as given, unmodified. */
 export type JsonObject = { [key: string]: unknown };
@@ -91,8 +91,10 @@ export interface SearchHit {
   object: JsonObject;
   /** The searchable text of the object, for snippets ("" when the search asked for no snippets). */
   text: string;
-  /** Present when highlights were asked for: best first. */
-  highlights?: TextHighlight[];
+  /** Image indexes, for tables (with snippets): the best matching image, as stored. */
+  image?: string;
+  /** Present when highlights were asked for: best first (in image indexes, images first, then text). */
+  highlights?: Highlight[];
 }
 
 export interface SearchPage {

@@ -9,6 +9,8 @@ export interface EvalDocument {
   id: string;
   title: string;
   text: string;
+  /** Image collections: the absolute path of the document's image (searched by image, not text). */
+  image?: string;
 }
 
 export interface EvalQuery {
@@ -27,6 +29,8 @@ export interface Collection {
 }
 
 export const COLLECTIONS = ["scifact", "cranfield", "cisi"] as const;
+/** Image collections: not in the default run (they need a CLIP model, which is downloaded or a folder). */
+export const IMAGE_COLLECTIONS = ["coco-mini"] as const;
 export type CollectionName = (typeof COLLECTIONS)[number];
 
 function addJudgment(qrels: Qrels, query: string, doc: string, gain: number): void {
@@ -117,8 +121,33 @@ export function loadCisi(dir: string): Collection {
   return { name: "cisi", documents, queries: judged(queries, qrels), qrels };
 }
 
-export function loadCollection(name: CollectionName | "scifact-train", evalDir: string): Collection {
+/**
+ * coco-mini-cc: 51 COCO photos (both splits as one gallery), each with 5 human captions. Every
+ * caption is a query whose one relevant document is its photo (caption → image retrieval).
+ */
+export function loadCocoMini(dir: string): Collection {
+  const documents: EvalDocument[] = [];
+  const queries: EvalQuery[] = [];
+  const qrels: Qrels = new Map();
+  for (const split of ["train2017", "val2017"]) {
+    const file = JSON.parse(readFileSync(path.join(dir, "annotations", `captions_${split}.json`), "utf8")) as {
+      images: { id: number; file_name: string }[];
+      annotations: { id: number; image_id: number; caption: string }[];
+    };
+    for (const image of file.images) documents.push({ id: String(image.id), title: "", text: "", image: path.join(dir, split, image.file_name) });
+    for (const caption of file.annotations) {
+      const id = `${split}-${caption.id}`;
+      queries.push({ id, text: caption.caption.trim() });
+      addJudgment(qrels, id, String(caption.image_id), 1);
+    }
+  }
+  return { name: "coco-mini", documents, queries: judged(queries, qrels), qrels };
+}
+
+export function loadCollection(name: CollectionName | "scifact-train" | "coco-mini", evalDir: string): Collection {
   switch (name) {
+    case "coco-mini":
+      return loadCocoMini(path.join(evalDir, "coco-mini-cc"));
     case "scifact":
       return loadSciFact(path.join(evalDir, "scifact"), "test");
     case "scifact-train":

@@ -3,12 +3,15 @@
  * test collections in ../shared/eval, for lexical-only, vector-only and hybrid ranking.
  * Built indexes are cached under .cache/eval/ (git-ignored), so a re-run only searches.
  *
- *   npm run eval -- [--collections scifact,cranfield,cisi] [--modes lexical,vector,hybrid]
+ *   npm run eval -- [--collections scifact,cranfield,cisi | --collection coco-mini] [--modes lexical,vector,hybrid]
  *                   [--vector-weight 0.3] [--json] [--eval-dir ../shared/eval]
  *                   [--model use | <Hugging Face id> | <model folder>]
  *
  * With --model, indexes are built with that model (downloaded first if it is a hub id not yet
  * pulled) and cached apart from the bundled model's.
+ *
+ * `--collection coco-mini` evaluates caption → image retrieval (R@1/5/10, MRR) on an image index,
+ * images only (vector mode), with the CLIP model `--model` names (default: Xenova/clip-vit-base-patch32).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -55,10 +58,12 @@ export async function prepareIndex(collection: Collection, cacheDir: string, mod
   mkdirSync(project, { recursive: true });
   log(`${collection.name}: indexing ${collection.documents.length} documents (cached for later runs)…`);
   const start = performance.now();
-  const jsonl = collection.documents.map((doc) => JSON.stringify(doc)).join("\n");
+  const image = collection.documents.some((doc) => doc.image !== undefined);
+  const jsonl = collection.documents.map((doc) => JSON.stringify(image ? { id: doc.id, image: doc.image } : doc)).join("\n");
   await engine.addObjects([{ text: jsonl, source: collection.name }]);
+  const fields = image ? { searchable: { allow: ["image"] }, images: ["image"] } : { searchable: { allow: ["title", "text"] } };
   const { id } = await engine.createIndex({
-    configuration: { index_type: { name: "text" }, fields: { searchable: { allow: ["title", "text"] } }, ...(model ? { model } : {}) },
+    configuration: { index_type: { name: image ? "image" : "text", ...(image ? { neural_only: true } : {}) }, fields, ...(model ? { model } : {}) },
   });
   await engine.waitForIndex(id, { onProgress: (p) => process.stderr.write(`\r  ${p.done}/${p.total}`) });
   process.stderr.write("\n");
@@ -97,7 +102,7 @@ function fixed(value: number, digits = 3): string {
 }
 
 export function renderResults(results: CollectionResult[]): string {
-  const lines = ["collection   mode     nDCG@10  R@10   R@100  MRR@10  p50 ms  p95 ms  queries  ingest s"];
+  const lines = ["collection   mode     nDCG@10  R@1    R@5    R@10   R@100  MRR@10  p50 ms  p95 ms  queries  ingest s"];
   for (const result of results) {
     for (const m of result.modes) {
       lines.push(
@@ -105,7 +110,9 @@ export function renderResults(results: CollectionResult[]): string {
           result.collection.padEnd(12),
           m.mode.padEnd(8),
           fixed(m.ndcg10).padStart(7),
-          fixed(m.recall10).padStart(5),
+          fixed(m.recall1).padStart(5),
+          fixed(m.recall5).padStart(6),
+          fixed(m.recall10).padStart(6),
           fixed(m.recall100).padStart(6),
           fixed(m.mrr10).padStart(7),
           fixed(m.latency_p50_ms, 1).padStart(7),
@@ -123,6 +130,7 @@ async function main() {
   const { values } = parseArgs({
     options: {
       collections: { type: "string", default: COLLECTIONS.join(",") },
+      collection: { type: "string" },
       modes: { type: "string", default: "lexical,vector,hybrid" },
       "vector-weight": { type: "string" },
       "eval-dir": { type: "string", default: path.resolve(ROOT, "..", "shared", "eval") },
@@ -133,12 +141,15 @@ async function main() {
   });
   const weight = values["vector-weight"] === undefined ? undefined : Number(values["vector-weight"]);
   const results: CollectionResult[] = [];
-  for (const name of values.collections.split(",")) {
-    const collection = loadCollection(name as CollectionName | "scifact-train", values["eval-dir"]);
+  const names = (values.collection ?? values.collections).split(",");
+  for (const name of names) {
+    const collection = loadCollection(name as CollectionName | "scifact-train" | "coco-mini", values["eval-dir"]);
     const { engine, indexId, seconds } = await prepareIndex(collection, values["cache-dir"], values.model);
     try {
       const modes: ModeResult[] = [];
-      for (const mode of values.modes.split(",")) {
+      // An image collection's documents have no text: only the vector mode means anything.
+      const asked = collection.documents.some((doc) => doc.image !== undefined) ? ["vector"] : values.modes.split(",");
+      for (const mode of asked) {
         log(`${collection.name}: ${mode} over ${collection.queries.length} queries…`);
         modes.push(await evaluateMode(engine, indexId, collection, mode, weight));
       }

@@ -24,6 +24,8 @@ export function mrrAt(ranked: readonly string[], judgments: ReadonlyMap<string, 
 
 export interface Metrics {
   ndcg10: number;
+  recall1: number;
+  recall5: number;
   recall10: number;
   recall100: number;
   mrr10: number;
@@ -32,6 +34,8 @@ export interface Metrics {
 export function scoreQuery(ranked: readonly string[], judgments: ReadonlyMap<string, number>): Metrics {
   return {
     ndcg10: ndcgAt(ranked, judgments, 10),
+    recall1: recallAt(ranked, judgments, 1),
+    recall5: recallAt(ranked, judgments, 5),
     recall10: recallAt(ranked, judgments, 10),
     recall100: recallAt(ranked, judgments, 100),
     mrr10: mrrAt(ranked, judgments, 10),
@@ -41,5 +45,5 @@ export function scoreQuery(ranked: readonly string[], judgments: ReadonlyMap<str
 export function meanMetrics(all: readonly Metrics[]): Metrics {
   const n = all.length || 1;
   const sum = (key: keyof Metrics) => all.reduce((total, m) => total + m[key], 0) / n;
-  return { ndcg10: sum("ndcg10"), recall10: sum("recall10"), recall100: sum("recall100"), mrr10: sum("mrr10") };
+  return { ndcg10: sum("ndcg10"), recall1: sum("recall1"), recall5: sum("recall5"), recall10: sum("recall10"), recall100: sum("recall100"), mrr10: sum("mrr10") };
 }

@@ -38,7 +38,7 @@ describe("exit codes and error documents", () => {
     [["index", "create", "--field-type", "price=money"], 4, "INVALID_CONFIG", /configuration\.fields\.types\.price: unsupported field type "money"/],
     [["index", "create", "--segment-delimiter", "body=(unclosed"], 4, "INVALID_CONFIG", /segment_delimiter\.body: invalid regular expression/],
     [["index", "create", "--model", "gpt-99"], 4, "UNKNOWN_MODEL", /Unknown embedding model "gpt-99"/],
-    [["index", "create", "--type", "image"], 4, "UNSUPPORTED_INDEX_TYPE", /image embedding model/],
+    [["index", "create", "--type", "image", "--model", "use"], 4, "MODEL_UNSUPPORTED", /Image indexes need an image-text \(CLIP\) model/],
     [["search", "IDX", "q", "--limit", "1001"], 4, "INVALID_PARAMETER", /limit must be an integer from 1 to 1,000/],
     [["search", "IDX", "q", "--offset", "10000"], 4, "INVALID_PARAMETER", /offset must be an integer from 0 to 9,999/],
     [["search", "IDX", "q", "--result-fields", "scores"], 4, "INVALID_PARAMETER", /Unknown result field "scores"/],

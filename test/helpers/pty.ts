@@ -18,9 +18,9 @@ export class Terminal {
   private mark = 0;
   readonly exited: Promise<number>;
 
-  constructor(args: string[], size = { cols: 120, rows: 40 }) {
+  constructor(args: string[], size = { cols: 120, rows: 40 }, extraEnv: Record<string, string> = {}) {
     const command = `stty cols ${size.cols} rows ${size.rows}; exec ${shellQuote(process.execPath)} ${shellQuote(BIN)} ${args.map(shellQuote).join(" ")}`;
-    const env: Record<string, string | undefined> = { ...process.env, TERM: "xterm-256color", FORCE_COLOR: undefined, NO_COLOR: undefined };
+    const env: Record<string, string | undefined> = { ...process.env, TERM: "xterm-256color", FORCE_COLOR: undefined, NO_COLOR: undefined, ...extraEnv };
     delete env.CI; // prompts behave as for a person
     delete env.SEMSEARCH_PROJECT;
     this.child = spawn("script", ["-qfec", command, "/dev/null"], { env, stdio: ["pipe", "pipe", "pipe"] });

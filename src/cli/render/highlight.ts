@@ -1,4 +1,5 @@
 /** Showing a highlight in a table cell: query words emphasised, cut to fit around the first match. */
+import type { SearchHit } from "../../engine/index.js";
 import { chalk } from "./style.js";
 
 /** Lower-case query words of 3 letters or more, as stems of at most 5 letters (so "cells" finds "cell"). */
@@ -42,4 +43,11 @@ export function renderHighlight(text: string, query: string, width: number): str
     cursor = to;
   }
   return out + flat.slice(cursor, end) + suffix;
+}
+
+/** What a table cell or a list shows of a result: its best highlight's text, or its best image's identifier, else its text. */
+export function highlightLabel(hit: SearchHit): string {
+  const best = hit.highlights?.[0];
+  if (!best) return hit.image ?? hit.text;
+  return "highlight_type" in best ? best.highlight.text : best.media_identifier;
 }

@@ -1,7 +1,7 @@
 /** Tables for people (cli-table3 + chalk). */
 import Table from "cli-table3";
 import type { IndexInfo, SearchPage, StoredObject } from "../../engine/index.js";
-import { renderHighlight } from "./highlight.js";
+import { highlightLabel, renderHighlight } from "./highlight.js";
 import { chalk } from "./style.js";
 
 /** Terminal width, or a comfortable default in a pipe. */
@@ -86,13 +86,14 @@ export function renderSearchTable(page: SearchPage, offset: number, extraFields:
   const columns = searchColumns(width, widest, extraFields.length);
   const fields = extraFields.slice(0, columns.fields);
   const withHighlights = page.hits.some((hit) => hit.highlights !== undefined);
-  const table = newTable(["#", "id", "score", withHighlights ? "best highlight" : "text", ...fields], [columns.rank, columns.id, columns.score, columns.text, ...fields.map(() => columns.field)]);
+  const withImages = page.hits.some((hit) => hit.image !== undefined);
+  const table = newTable(["#", "id", "score", withHighlights ? "best highlight" : withImages ? "best image" : "text", ...fields], [columns.rank, columns.id, columns.score, columns.text, ...fields.map(() => columns.field)]);
   page.hits.forEach((hit, i) => {
     table.push([
       String(offset + i + 1),
       cell(hit.id, columns.id - 2),
       scores[i] as string,
-      renderHighlight(hit.highlights?.[0]?.highlight.text ?? hit.text, query, columns.text - 2),
+      renderHighlight(highlightLabel(hit), query, columns.text - 2),
       ...fields.map((field) => cell(Object.hasOwn(hit.object, field) ? hit.object[field] : undefined, columns.field - 2)),
     ]);
   });

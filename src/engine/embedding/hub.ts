@@ -13,7 +13,7 @@ import path from "node:path";
 import { EnvironmentError, NotFoundError, SemsearchError, ValidationError } from "../errors.js";
 import { withLock } from "../lock.js";
 import { modelsFsError, readManifest, revisionDir, writeManifest, type Manifest } from "./model-cache.js";
-import type { ModelDtype } from "./model-spec.js";
+import { CLIP_WEIGHTS_FILES, MODEL_DTYPES, weightsFiles, WEIGHTS_FILES, type ModelDtype, type ModelKind } from "./model-spec.js";
 
 export interface HubFile {
   path: string;
@@ -167,22 +167,35 @@ export async function fetchModelInfo(id: string, revision = "main", options: Dow
 
 const TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json"];
 const OPTIONAL_FILES = ["special_tokens_map.json"];
-export const WEIGHTS_FILES: Record<ModelDtype, string> = { q8: "onnx/model_quantized.onnx", fp32: "onnx/model.onnx" };
+export { WEIGHTS_FILES };
 
-/** The dtype to use: the one asked for, else q8 where the model offers it, else fp32. */
-export function chooseDtype(available: (file: string) => boolean, asked?: ModelDtype): ModelDtype | null {
-  if (asked) return available(WEIGHTS_FILES[asked]) ? asked : null;
-  if (available(WEIGHTS_FILES.q8)) return "q8";
-  return available(WEIGHTS_FILES.fp32) ? "fp32" : null;
+/**
+ * What the files of a model say it is: `clip` when it has a text and a vision tower in Xenova's layout
+ * (onnx/text_model*.onnx and onnx/vision_model*.onnx), else a text model.
+ */
+export function modelKind(has: (file: string) => boolean): ModelKind {
+  const towers = (tower: "text" | "vision") => MODEL_DTYPES.some((dtype) => has(CLIP_WEIGHTS_FILES[tower][dtype]));
+  return towers("text") && towers("vision") ? "clip" : "text";
 }
 
-/** The files a feature-extraction model needs at a dtype: config, tokenizer, weights (and external weight data). */
-export function filesFor(model: HubModel, dtype: ModelDtype): HubFile[] {
+/** The dtype to use: the one asked for, else q8 where the model offers it (every tower), else fp32. */
+export function chooseDtype(available: (file: string) => boolean, asked?: ModelDtype, kind?: ModelKind): ModelDtype | null {
+  const offers = (dtype: ModelDtype) => weightsFiles(kind, dtype).every(available);
+  if (asked) return offers(asked) ? asked : null;
+  if (offers("q8")) return "q8";
+  return offers("fp32") ? "fp32" : null;
+}
+
+/** The files a model needs at a dtype: config, tokenizer (and image preprocessing for CLIP), weights (and external weight data). */
+export function filesFor(model: HubModel, dtype: ModelDtype, kind: ModelKind = "text"): HubFile[] {
   const byPath = new Map(model.files.map((file) => [file.path, file]));
-  const wanted = ["config.json", ...TOKENIZER_FILES, ...OPTIONAL_FILES, WEIGHTS_FILES[dtype]];
-  const weights = WEIGHTS_FILES[dtype];
-  for (const file of model.files) if (file.path.startsWith(`${weights}_data`)) wanted.push(file.path);
-  const missing = ["config.json", ...TOKENIZER_FILES].filter((file) => !byPath.has(file));
+  const required = ["config.json", ...TOKENIZER_FILES, ...(kind === "clip" ? ["preprocessor_config.json"] : [])];
+  const wanted = [...required, ...OPTIONAL_FILES];
+  for (const weights of weightsFiles(kind, dtype)) {
+    wanted.push(weights);
+    for (const file of model.files) if (file.path.startsWith(`${weights}_data`)) wanted.push(file.path);
+  }
+  const missing = required.filter((file) => !byPath.has(file));
   if (missing.length) {
     throw new ValidationError("MODEL_UNSUPPORTED", `The model ${model.id} cannot be used: it has no ${missing.join(", ")}`, {
       hint: "semsearch runs ONNX feature-extraction models in transformers.js layout (e.g. the Xenova/… conversions).",

@@ -16,7 +16,7 @@ import * as v from "valibot";
 import { ConflictError, environmentError, EnvironmentError, InternalError, SemsearchError, systemErrorCode } from "../errors.js";
 import { describeHolder, lockHolder, tryLock } from "../lock.js";
 import { readState, writeState } from "../state-files.js";
-import { TOKENIZER_FILES, type ModelSpec } from "./model-spec.js";
+import { hashedFiles, TOKENIZER_FILES, type ModelSpec } from "./model-spec.js";
 
 const MODELS_HINT = "Check the permissions of the models folder, or set SEMSEARCH_MODELS to a folder you can write.";
 
@@ -203,9 +203,9 @@ export async function weightsHash(file: string): Promise<string> {
 }
 
 /** SHA-256 over a model folder's tokenizer and config files (each as its name, length and bytes; a missing one as its name only). */
-export function tokenizerHash(dir: string): string {
+export function tokenizerHash(dir: string, files: readonly string[] = TOKENIZER_FILES): string {
   const hash = createHash("sha256");
-  for (const name of TOKENIZER_FILES) {
+  for (const name of files) {
     hash.update(`${name}\0`);
     if (!isModelFile(path.join(dir, name))) continue;
     let content: Buffer;
@@ -227,13 +227,19 @@ export const MODEL_UNAVAILABLE = new Set(["MODEL_MISSING", "MODEL_CHANGED", "MOD
  * newer commit that changed only, say, the README), for when the recorded revision is gone.
  */
 async function sameFilesElsewhere(spec: ModelSpec): Promise<string | null> {
-  if (!spec.weights) return null;
+  const weights = specWeights(spec);
+  if (weights.length === 0) return null;
   for (const model of cachedModels()) {
-    if (model.id.toLowerCase() !== spec.id.toLowerCase() || model.manifest.files[spec.weights.file]?.sha256 !== spec.weights.sha256) continue;
-    if (spec.tokenizer_sha256 && tokenizerHash(model.dir) !== spec.tokenizer_sha256) continue;
+    if (model.id.toLowerCase() !== spec.id.toLowerCase() || weights.some((entry) => model.manifest.files[entry.file]?.sha256 !== entry.sha256)) continue;
+    if (spec.tokenizer_sha256 && tokenizerHash(model.dir, hashedFiles(spec.kind)) !== spec.tokenizer_sha256) continue;
     return model.dir;
   }
   return null;
+}
+
+/** Every weights file an index recorded: one for a text model, the text and vision towers of a CLIP model. */
+export function specWeights(spec: ModelSpec): NonNullable<ModelSpec["weights"]>[] {
+  return [spec.weights, spec.vision_weights].filter((entry) => entry !== undefined);
 }
 
 /** The folder a model's files are read from (none for the bundled model). */
@@ -249,31 +255,37 @@ function modelFolder(spec: ModelSpec): string | null {
  */
 export async function verifyModelFiles(spec: ModelSpec): Promise<string | null> {
   let dir = modelFolder(spec);
-  if (dir === null || !spec.weights) return dir;
+  const weights = specWeights(spec);
+  if (dir === null || weights.length === 0) return dir;
   if (spec.source === "hub" && !existsSync(dir)) dir = (await sameFilesElsewhere(spec)) ?? dir;
-  const file = path.join(dir, spec.weights.file);
   const fix =
     spec.source === "hub"
       ? `Download it again with \`semsearch models pull ${spec.id} --revision ${spec.revision}${spec.dtype ? ` --dtype ${spec.dtype}` : ""}\`, or copy its folder from a machine that has it.`
       : `Put the model folder back at ${dir}, or create a new index with the model you have.`;
-  if (!isModelFile(file)) {
-    throw new EnvironmentError("MODEL_MISSING", `The model ${spec.id} of this index is missing: ${file} does not exist`, { hint: fix });
+  const hashes: string[] = [];
+  for (const entry of weights) {
+    const file = path.join(dir, entry.file);
+    if (!isModelFile(file)) {
+      throw new EnvironmentError("MODEL_MISSING", `The model ${spec.id} of this index is missing: ${file} does not exist`, { hint: fix });
+    }
+    try {
+      hashes.push(await weightsHash(file));
+    } catch (error) {
+      throw modelsFsError(error, "read", file);
+    }
   }
-  let sha256: string;
-  try {
-    sha256 = await weightsHash(file);
-  } catch (error) {
-    throw modelsFsError(error, "read", file);
-  }
-  if (spec.tokenizer_sha256 && tokenizerHash(dir) !== spec.tokenizer_sha256) {
+  if (spec.tokenizer_sha256 && tokenizerHash(dir, hashedFiles(spec.kind)) !== spec.tokenizer_sha256) {
     throw new EnvironmentError("MODEL_CHANGED", `The model ${spec.id} of this index has changed: its tokenizer or config in ${dir} is not the one the index was built with`, {
       hint: `Vectors from another tokenizer would not match the index. ${fix}`,
     });
   }
-  if (sha256 !== spec.weights.sha256) {
-    throw new EnvironmentError("MODEL_CHANGED", `The model ${spec.id} of this index has changed: ${file} is not the file the index was built with (SHA-256 ${sha256.slice(0, 12)}…, expected ${spec.weights.sha256.slice(0, 12)}…)`, {
-      hint: `Vectors from other weights would not match the index. ${fix}`,
-    });
-  }
+  weights.forEach((entry, i) => {
+    const sha256 = hashes[i] as string;
+    if (sha256 !== entry.sha256) {
+      throw new EnvironmentError("MODEL_CHANGED", `The model ${spec.id} of this index has changed: ${path.join(dir, entry.file)} is not the file the index was built with (SHA-256 ${sha256.slice(0, 12)}…, expected ${entry.sha256.slice(0, 12)}…)`, {
+        hint: `Vectors from other weights would not match the index. ${fix}`,
+      });
+    }
+  });
   return dir;
 }

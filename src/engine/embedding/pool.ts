@@ -42,6 +42,8 @@ export function defaultThreadCount(): number {
 }
 
 export function createEmbeddingPool(model: ModelSpec, threads = defaultThreadCount()): EmbeddingPool {
+  // CLIP models embed images in this process (indexing/images.ts): their text tower shares that session.
+  if (model.kind === "clip") return createSessionPool(model, threads);
   return model.source === "bundled" || model.dtype === "q8" ? createThreadPool(model, threads) : createSessionPool(model, threads);
 }
 

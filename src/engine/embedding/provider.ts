@@ -19,6 +19,22 @@ export interface EmbeddingProvider {
   dispose(): Promise<void>;
 }
 
+/** How a model wants its images: the size and normalisation of its input (images/preprocess-config.ts). */
+export type { ClipPreprocessConfig } from "../images/preprocess-config.js";
+
+/** An image-text model (CLIP): texts and images embedded into one space. */
+export interface ImageEmbeddingProvider extends EmbeddingProvider {
+  /** The image preprocessing of the model (loads the vision tower). */
+  imageInput(): Promise<import("../images/preprocess-config.js").ClipPreprocessConfig>;
+  /** Embeds preprocessed images (CHW floats, `imageInput()`'s size) into unit vectors, in order. */
+  embedImages(pixels: readonly Float32Array[]): Promise<Float32Array[]>;
+}
+
+/** Whether a provider embeds images too. */
+export function embedsImages(provider: EmbeddingProvider): provider is ImageEmbeddingProvider {
+  return typeof (provider as Partial<ImageEmbeddingProvider>).embedImages === "function";
+}
+
 /** Scales a vector to unit length in place (zero vectors stay zero). */
 export function normalise(vector: Float32Array): Float32Array {
   let sum = 0;

@@ -12,6 +12,9 @@ import { USE_DIMENSION, USE_MODEL_ID } from "./use.js";
 /** The model of an index created without `--model`. */
 export const DEFAULT_MODEL = USE_MODEL_ID;
 
+/** The model of an image index created without `--model`: CLIP ViT-B/32 (downloaded on first use). */
+export const DEFAULT_IMAGE_MODEL = "Xenova/clip-vit-base-patch32";
+
 /** Names `--model` accepts for the bundled model. */
 export const BUNDLED_ALIASES = ["use", "default", USE_MODEL_ID] as const;
 

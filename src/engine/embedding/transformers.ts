@@ -8,12 +8,15 @@
  * library, but its bundle imports `sharp` at load; on a text path a stand-in that fails if ever
  * called takes sharp's place, so sharp's native library is not loaded.
  */
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import path from "node:path";
 import { EnvironmentError, InternalError, ValidationError } from "../errors.js";
 import { modelsDir, verifyModelFiles } from "./model-cache.js";
 import type { ModelSpec } from "./model-spec.js";
 import { combineWindows, findWrapping, poolTokens, splitWindows, type TokenWindow, type Wrapping } from "./pooling.js";
-import type { EmbeddingProvider, EmbedRole } from "./provider.js";
+import { normalise, type EmbeddingProvider, type EmbedRole, type ImageEmbeddingProvider } from "./provider.js";
+import { parsePreprocessorConfig, type ClipPreprocessConfig } from "../images/preprocess-config.js";
 
 type Transformers = typeof import("@huggingface/transformers");
 type Tokenizer = Awaited<ReturnType<Transformers["AutoTokenizer"]["from_pretrained"]>>;
@@ -22,8 +25,15 @@ type Model = Awaited<ReturnType<Transformers["AutoModel"]["from_pretrained"]>>;
 const require = createRequire(import.meta.url);
 let runtime: Transformers | undefined;
 
-/** Loads transformers.js once per thread, configured never to download and never to write into node_modules. */
-function loadRuntime(): Transformers {
+/** Marks the stand-in that takes sharp's place on text paths. */
+export const SHARP_STAND_IN = Symbol.for("semsearch.sharpStandIn");
+
+/**
+ * Loads transformers.js once per thread, configured never to download and never to write into
+ * node_modules. Unless `images` (image indexes decode with sharp themselves, images/decode.ts), sharp's
+ * native library is kept out: a stand-in that fails if ever called takes its place in the require cache.
+ */
+function loadRuntime(images = false): Transformers {
   if (runtime) return runtime;
   let sharpPath: string | null = null;
   try {
@@ -31,14 +41,17 @@ function loadRuntime(): Transformers {
   } catch {
     // not installed: transformers.js then loads without image support
   }
-  if (sharpPath && !require.cache[sharpPath]) {
+  if (sharpPath && !require.cache[sharpPath] && !images) {
     const Module = require("node:module") as typeof import("node:module") & { new (id: string): NodeJS.Module };
     const stub = new Module(sharpPath);
     stub.filename = sharpPath;
     stub.loaded = true;
-    stub.exports = function sharpNotLoaded() {
-      throw new InternalError("SHARP_NOT_LOADED", "image processing was asked of a text-only model runtime");
-    };
+    stub.exports = Object.assign(
+      function sharpNotLoaded() {
+        throw new InternalError("SHARP_NOT_LOADED", "image processing was asked of a text-only model runtime");
+      },
+      { [SHARP_STAND_IN]: true },
+    );
     require.cache[sharpPath] = stub;
   }
   const loaded = require("@huggingface/transformers") as Transformers;
@@ -83,12 +96,12 @@ class TransformersModel implements EmbeddingProvider {
   readonly dimension: number;
 
   constructor(
-    private readonly tf: Transformers,
-    private readonly spec: ModelSpec,
-    private readonly tokenizer: Tokenizer,
-    private readonly model: Model,
+    protected readonly tf: Transformers,
+    protected readonly spec: ModelSpec,
+    protected readonly tokenizer: Tokenizer,
+    protected readonly model: Model,
     private readonly wrapping: Wrapping,
-    private readonly window: number,
+    protected readonly window: number,
   ) {
     this.id = spec.id;
     this.dimension = spec.dimension;
@@ -107,10 +120,10 @@ class TransformersModel implements EmbeddingProvider {
   }
 
   /** Runs the model on sequences of token ids (padded to the longest) and pools each. */
-  private async run(sequences: number[][]): Promise<Float32Array[]> {
+  protected async run(sequences: number[][]): Promise<Float32Array[]> {
     const { Tensor } = this.tf;
-    const length = Math.max(...sequences.map((sequence) => sequence.length));
-    const inputIds = new BigInt64Array(sequences.length * length);
+    const length = this.paddedLength(sequences);
+    const inputIds = new BigInt64Array(sequences.length * length).fill(BigInt(this.padId));
     const mask = new BigInt64Array(sequences.length * length);
     sequences.forEach((sequence, row) => {
       sequence.forEach((id, t) => {
@@ -120,27 +133,130 @@ class TransformersModel implements EmbeddingProvider {
     });
     const dims = [sequences.length, length];
     const output = (await this.model({ input_ids: new Tensor("int64", inputIds, dims), attention_mask: new Tensor("int64", mask, dims) })) as Record<string, import("@huggingface/transformers").Tensor>;
-    const hidden = output.last_hidden_state ?? output.token_embeddings ?? Object.values(output).find((tensor) => tensor.dims.length === 3);
-    if (!hidden) throw new ValidationError("MODEL_UNSUPPORTED", `The model ${this.spec.id} gives no token vectors (outputs: ${Object.keys(output).join(", ")})`, { hint: "Use a feature-extraction (embedding) model." });
-    const [, sequenceLength, dimension] = hidden.dims as [number, number, number];
+    try {
+      return this.vectorsOf(output, sequences);
+    } finally {
+      for (const tensor of Object.values(output)) tensor.dispose?.();
+    }
+  }
+
+  /** Sequences of a call are padded to the longest. */
+  protected paddedLength(sequences: number[][]): number {
+    return Math.max(...sequences.map((sequence) => sequence.length));
+  }
+
+  /** The token id padding is filled with (masked out). */
+  protected get padId(): number {
+    return 0;
+  }
+
+  /** Checks a vector length the model gives against the one the index was built with. */
+  protected checkDimension(dimension: number): void {
     // Dimension 0: the model is being probed for its dimension.
     if (this.dimension !== 0 && dimension !== this.dimension) {
       throw new EnvironmentError("MODEL_CHANGED", `The model ${this.spec.id} gives ${dimension}-d vectors, but the index was built with ${this.dimension}-d ones`, {
         hint: "The model's files are not the ones the index was built with; create a new index for this model.",
       });
     }
+  }
+
+  /** One vector per sequence: the token vectors, pooled. */
+  protected vectorsOf(output: Record<string, import("@huggingface/transformers").Tensor>, sequences: number[][]): Float32Array[] {
+    const hidden = output.last_hidden_state ?? output.token_embeddings ?? Object.values(output).find((tensor) => tensor.dims.length === 3);
+    if (!hidden) throw new ValidationError("MODEL_UNSUPPORTED", `The model ${this.spec.id} gives no token vectors (outputs: ${Object.keys(output).join(", ")})`, { hint: "Use a feature-extraction (embedding) model." });
+    const [, sequenceLength, dimension] = hidden.dims as [number, number, number];
+    this.checkDimension(dimension);
     const data = hidden.data as Float32Array;
     const pooling = this.spec.pooling ?? "mean";
-    const out = sequences.map((sequence, row) => {
+    return sequences.map((sequence, row) => {
       const rowData = data.subarray(row * sequenceLength * dimension, (row + 1) * sequenceLength * dimension);
       return poolTokens(rowData, sequence.length, dimension, pooling);
     });
-    for (const tensor of Object.values(output)) tensor.dispose?.();
-    return out;
   }
 
   async dispose(): Promise<void> {
     await this.model.dispose();
+  }
+}
+
+/**
+ * A CLIP-family model: its text tower embeds texts (queries, text highlight segments), its vision tower
+ * images, into one space. The text tower gives one pooled, projected vector per window (CLIP pools at
+ * the end-of-text token; SigLIP expects every window padded to its full length). The vision tower is
+ * loaded on first use, so searches, which embed text only, never load it.
+ */
+class ClipModel extends TransformersModel implements ImageEmbeddingProvider {
+  private vision: Promise<{ vision: Model; preprocess: ClipPreprocessConfig }> | undefined;
+
+  constructor(
+    tf: Transformers,
+    spec: ModelSpec,
+    tokenizer: Tokenizer,
+    model: Model,
+    wrapping: Wrapping,
+    window: number,
+    private readonly padToWindow: boolean,
+    private readonly loadVision: () => Promise<{ vision: Model; preprocess: ClipPreprocessConfig }>,
+  ) {
+    super(tf, spec, tokenizer, model, wrapping, window);
+  }
+
+  protected override paddedLength(sequences: number[][]): number {
+    return this.padToWindow ? this.window : super.paddedLength(sequences);
+  }
+
+  protected override get padId(): number {
+    const id = (this.tokenizer as unknown as { pad_token_id?: number }).pad_token_id;
+    return this.padToWindow && typeof id === "number" ? id : 0;
+  }
+
+  protected override vectorsOf(output: Record<string, import("@huggingface/transformers").Tensor>): Float32Array[] {
+    return this.rows(output.text_embeds ?? output.pooler_output, output);
+  }
+
+  /** The rows of a [batch, dimension] output. */
+  private rows(tensor: import("@huggingface/transformers").Tensor | undefined, output: Record<string, unknown>): Float32Array[] {
+    if (!tensor || tensor.dims.length !== 2) {
+      throw new ValidationError("MODEL_UNSUPPORTED", `The model ${this.spec.id} gives no pooled vectors (outputs: ${Object.keys(output).join(", ")})`, { hint: "Use a CLIP model exported with projections (text_embeds, image_embeds), as the Xenova/clip-… conversions are." });
+    }
+    const [rows, dimension] = tensor.dims as [number, number];
+    this.checkDimension(dimension);
+    const data = tensor.data as Float32Array;
+    return Array.from({ length: rows }, (_, row) => Float32Array.from(data.subarray(row * dimension, (row + 1) * dimension)));
+  }
+
+  async imageInput(): Promise<ClipPreprocessConfig> {
+    return (await this.visionTower()).preprocess;
+  }
+
+  private visionTower() {
+    this.vision ??= this.loadVision();
+    this.vision.catch(() => (this.vision = undefined));
+    return this.vision;
+  }
+
+  async embedImages(pixels: readonly Float32Array[]): Promise<Float32Array[]> {
+    if (pixels.length === 0) return [];
+    const { vision, preprocess } = await this.visionTower();
+    const { Tensor } = this.tf;
+    const size = 3 * preprocess.height * preprocess.width;
+    const data = new Float32Array(pixels.length * size);
+    pixels.forEach((image, i) => {
+      if (image.length !== size) throw new InternalError("BAD_PIXELS", `image ${i} has ${image.length} values, expected ${size}`);
+      data.set(image, i * size);
+    });
+    const output = (await vision({ pixel_values: new Tensor("float32", data, [pixels.length, 3, preprocess.height, preprocess.width]) })) as Record<string, import("@huggingface/transformers").Tensor>;
+    try {
+      return this.rows(output.image_embeds ?? output.pooler_output, output).map(normalise);
+    } finally {
+      for (const tensor of Object.values(output)) tensor.dispose?.();
+    }
+  }
+
+  override async dispose(): Promise<void> {
+    const vision = this.vision;
+    this.vision = undefined;
+    await Promise.all([super.dispose(), vision?.then(({ vision: model }) => model.dispose(), () => {})]);
   }
 }
 
@@ -152,24 +268,48 @@ class TransformersModel implements EmbeddingProvider {
 export async function loadTransformersModel(spec: ModelSpec, threads = 1): Promise<EmbeddingProvider> {
   const dir = await verifyModelFiles(spec);
   if (dir === null) throw new InternalError("INTERNAL", `model ${spec.id} has no folder`);
-  const tf = loadRuntime();
+  const tf = loadRuntime(spec.kind === "clip");
+  const options = {
+    local_files_only: true,
+    device: "cpu" as const,
+    ...(spec.dtype ? { dtype: spec.dtype } : {}),
+    session_options: { intraOpNumThreads: threads, interOpNumThreads: 1 },
+  };
   let tokenizer: Tokenizer;
   let model: Model;
+  let type: unknown;
   try {
     tokenizer = await tf.AutoTokenizer.from_pretrained(dir, { local_files_only: true });
-    model = await tf.AutoModel.from_pretrained(dir, {
-      local_files_only: true,
-      device: "cpu",
-      ...(spec.dtype ? { dtype: spec.dtype } : {}),
-      session_options: { intraOpNumThreads: threads, interOpNumThreads: 1 },
-    });
+    if (spec.kind === "clip") {
+      type = (JSON.parse(readFileSync(path.join(dir, "config.json"), "utf8")) as { model_type?: unknown }).model_type;
+      model = await (type === "siglip" ? tf.SiglipTextModel : tf.CLIPTextModelWithProjection).from_pretrained(dir, options);
+    } else {
+      model = await tf.AutoModel.from_pretrained(dir, options);
+    }
   } catch (error) {
-    throw new EnvironmentError("MODEL_UNREADABLE", `Cannot load the model ${spec.id}${spec.source === "folder" ? "" : ` from ${dir}`}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`, {
-      hint: "The folder must hold a transformers.js model: config.json, tokenizer.json, tokenizer_config.json and onnx/model.onnx (or model_quantized.onnx).",
-      cause: error,
-    });
+    throw unreadable(spec, dir, error);
   }
   const probe = "hello world";
   const wrapping = findWrapping(tokenizer.encode(probe, { add_special_tokens: false }) as number[], tokenizer.encode(probe) as number[]);
-  return new TransformersModel(tf, spec, tokenizer, model, wrapping, spec.window ?? 512);
+  if (spec.kind !== "clip") return new TransformersModel(tf, spec, tokenizer, model, wrapping, spec.window ?? 512);
+  const loadVision = async () => {
+    try {
+      const vision = await (type === "siglip" ? tf.SiglipVisionModel : tf.CLIPVisionModelWithProjection).from_pretrained(dir, options);
+      return { vision, preprocess: parsePreprocessorConfig(JSON.parse(readFileSync(path.join(dir, "preprocessor_config.json"), "utf8"))) };
+    } catch (error) {
+      throw unreadable(spec, dir, error);
+    }
+  };
+  return new ClipModel(tf, spec, tokenizer, model, wrapping, spec.window ?? 77, type === "siglip", loadVision);
+}
+
+function unreadable(spec: ModelSpec, dir: string, error: unknown): EnvironmentError {
+  if (error instanceof EnvironmentError) return error;
+  return new EnvironmentError("MODEL_UNREADABLE", `Cannot load the model ${spec.id}${spec.source === "folder" ? "" : ` from ${dir}`}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`, {
+    hint:
+      spec.kind === "clip"
+        ? "The folder must hold a transformers.js CLIP model: config.json, tokenizer.json, tokenizer_config.json, preprocessor_config.json, onnx/text_model.onnx and onnx/vision_model.onnx (or their _quantized files)."
+        : "The folder must hold a transformers.js model: config.json, tokenizer.json, tokenizer_config.json and onnx/model.onnx (or model_quantized.onnx).",
+    cause: error,
+  });
 }

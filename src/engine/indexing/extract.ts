@@ -8,16 +8,75 @@
 import type { IndexConfiguration } from "../config.js";
 import { ValidationError } from "../errors.js";
 import { FieldRules, ownValue } from "../fields.js";
+import { IMAGE_EXTENSIONS, MAX_REFERENCE_LENGTH } from "../images/reference.js";
 import type { JsonObject } from "../types.js";
 import { compileDelimiter, type SegmentDelimiter } from "./segment.js";
 
-/** The searchable text of an object, one scalar value per line. */
+/** The searchable text of an object, one scalar value per line. In an image index, image references are not text. */
 export function searchableText(object: JsonObject, config: IndexConfiguration): string {
+  const image = imageTest(config);
   return new FieldRules(config)
     .scalars("searchable", object)
+    .filter(({ path, value }) => !image(path, value))
     .map(({ value }) => String(value))
     .filter((text) => text.trim() !== "")
     .join("\n");
+}
+
+/** One image reference of an object: the value as stored, the field (path) it is in, its place among the object's images. */
+export interface ImageValue {
+  field: string;
+  position: number;
+  value: string;
+}
+
+const IMAGE_NAME = new RegExp(`\\.(${IMAGE_EXTENSIONS.join("|")})$`, "i");
+
+/**
+ * Whether a string is an image reference by its look: an http(s) or file URL whose path ends in an
+ * image extension (query and fragment aside), or a file path ending in one. One line, at most 4,096
+ * characters. Values of declared image fields (`fields.images`) need no look.
+ */
+export function looksLikeImage(value: string): boolean {
+  if (value.length === 0 || value.length > MAX_REFERENCE_LENGTH || /[\n\r\0]/.test(value)) return false;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(value) && !/^[A-Za-z]:[\\/]/.test(value)) {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      return false;
+    }
+    return ["http:", "https:", "file:"].includes(url.protocol) && IMAGE_NAME.test(decodeURIComponentSafe(url.pathname));
+  }
+  return IMAGE_NAME.test(value.trim()) && value.trim() === value;
+}
+
+function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The test an index applies to a searchable value: is it an image reference? (Never, outside image indexes.) */
+function imageTest(config: IndexConfiguration): (path: string, value: unknown) => boolean {
+  if (config.index_type.name !== "image") return () => false;
+  const declared = config.fields?.images ?? [];
+  return (path, value) => typeof value === "string" && (declared.some((field) => path === field || path.startsWith(`${field}.`)) ? value.trim() !== "" : looksLikeImage(value));
+}
+
+/**
+ * The image references of an object in an image index: searchable string values of declared image
+ * fields, and any other searchable string that looks like one, in the object's own order (lists in
+ * place). Other indexes have none.
+ */
+export function imageValues(object: JsonObject, config: IndexConfiguration): ImageValue[] {
+  const image = imageTest(config);
+  return new FieldRules(config)
+    .scalars("searchable", object)
+    .filter(({ path, value }) => image(path, value))
+    .map(({ path, value }, position) => ({ field: path, position, value: value as string }));
 }
 
 /** A field of an object whose text is split into highlight segments. */
@@ -32,8 +91,9 @@ export interface SegmentableField {
  */
 export function segmentableFields(object: JsonObject, config: IndexConfiguration): SegmentableField[] {
   const rules = new FieldRules(config);
+  const image = imageTest(config);
   return Object.entries(object)
-    .filter(([field, value]) => typeof value === "string" && rules.admits("searchable", field))
+    .filter(([field, value]) => typeof value === "string" && rules.admits("searchable", field) && !image(field, value))
     .map(([field, value]) => ({ field, text: value as string }));
 }
 

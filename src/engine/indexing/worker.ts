@@ -7,7 +7,14 @@
  * indexedSeq), so a worker killed at any moment is simply restarted and resumes; rows are
  * upserted by object id, so reprocessing a batch indexes nothing twice.
  */
+import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { isImageIndex } from "../config.js";
+import { defaultFetchOptions, ImageFetcher } from "../images/fetch.js";
+import { defaultThreadCount } from "../embedding/pool.js";
+import { embedsImages } from "../embedding/provider.js";
+import { loadModel } from "../embedding/registry.js";
+import { ImageEmbedder } from "./images.js";
 import { createEmbeddingPool, type EmbeddingPool } from "../embedding/pool.js";
 import { indexModel } from "../embedding/registry.js";
 import { MODEL_UNAVAILABLE } from "../embedding/model-cache.js";
@@ -17,12 +24,12 @@ import { failpoint } from "../failpoint.js";
 import { dropOrphanTables } from "../journals.js";
 import { tryLock, type Release } from "../lock.js";
 import { hasPendingWork } from "./spawn.js";
-import { indexTableName, segmentTableName, type IndexProgress, type WorkerState } from "../project.js";
+import { imageTableName, indexTableName, indexTables, partTables, segmentTableName, type IndexProgress, type WorkerState } from "../project.js";
 import { storageType } from "../field-types.js";
 import { batchFilters, fieldType, filterColumnPath, MAX_FILTER_COLUMNS, type BatchFilters } from "../filter-fields.js";
 import type { FilterColumnType, IndexRow, LanceStore, ObjectRow, SegmentRow } from "../store/lancedb.js";
 import type { IndexRecord, JsonObject } from "../types.js";
-import { highlightsEnabled, searchableText, segmentableFields, segmentDelimiter } from "./extract.js";
+import { highlightsEnabled, imageValues, searchableText, segmentableFields, segmentDelimiter, type ImageValue } from "./extract.js";
 import { segmentText } from "./segment.js";
 
 /** Objects embedded and committed per batch. */
@@ -58,7 +65,7 @@ function objectSegments(row: ObjectRow, object: JsonObject, index: IndexRecord):
 
 /** What one batch gives an index: per object its text and segments, filter values, and the objects that cannot be indexed. */
 interface PreparedBatch {
-  indexable: { row: ObjectRow; text: string; segments: Omit<SegmentRow, "vector">[] }[];
+  indexable: { row: ObjectRow; text: string; segments: Omit<SegmentRow, "vector">[]; images: ImageValue[] }[];
   filters: BatchFilters;
   /** object id → why it cannot be indexed */
   errors: Map<string, string>;
@@ -71,12 +78,12 @@ interface PreparedBatch {
  */
 function prepareBatch(batch: readonly ObjectRow[], index: IndexRecord): PreparedBatch {
   const errors = new Map<string, string>();
-  const parsed: { row: ObjectRow; object: JsonObject; text: string; segments: Omit<SegmentRow, "vector">[] }[] = [];
+  const parsed: (PreparedBatch["indexable"][number] & { object: JsonObject })[] = [];
   const highlights = highlightsEnabled(index.configuration);
   for (const row of batch) {
     try {
       const object = JSON.parse(row.body) as JsonObject;
-      parsed.push({ row, object, text: searchableText(object, index.configuration), segments: highlights ? objectSegments(row, object, index) : [] });
+      parsed.push({ row, object, text: searchableText(object, index.configuration), segments: highlights ? objectSegments(row, object, index) : [], images: imageValues(object, index.configuration) });
     } catch (error) {
       errors.set(row.id, error instanceof Error ? error.message : String(error));
     }
@@ -84,7 +91,7 @@ function prepareBatch(batch: readonly ObjectRow[], index: IndexRecord): Prepared
   // Filter values first: an object with a value its declared type cannot read is an error, not indexed.
   const filters = batchFilters(parsed.map(({ row, object }) => ({ id: row.id, object })), index.configuration);
   for (const [id, message] of filters.errors) errors.set(id, message);
-  const indexable = parsed.filter(({ row }) => !errors.has(row.id)).map(({ row, text, segments }) => ({ row, text, segments }));
+  const indexable = parsed.filter(({ row }) => !errors.has(row.id)).map(({ row, text, segments, images }) => ({ row, text, segments, images }));
   return { indexable, filters, errors };
 }
 
@@ -198,21 +205,39 @@ class Worker {
 
     const prepared = prepareBatch(batch, index);
     const { filters } = prepared;
+    const images = isImageIndex(index.configuration) ? await this.embedImages(index, prepared) : null;
     const { indexable, vectors } = await this.embedBatch(index, prepared);
+    // An image index ranks objects by their images (images table): its object rows carry no vector of their own.
+    const objectVectors = images === null;
     const texts = indexable.map((entry) => entry.text);
     const segments = indexable.flatMap((entry) => entry.segments);
+    const none = new Float32Array(index.dimension);
     const rows: IndexRow[] = indexable.map(({ row }, i) => ({
       id: row.id,
       seq: row.seq,
       text: texts[i] as string,
-      vector: vectors[i] as Float32Array,
+      vector: objectVectors ? (vectors[i] as Float32Array) : none,
       filters: filters.records.get(row.id),
     }));
     const segmentRows: SegmentRow[] = segments.map((segment, i) => ({
       ...segment,
-      vector: vectors[texts.length + i] as Float32Array,
+      vector: vectors[(objectVectors ? texts.length : 0) + i] as Float32Array,
       filters: filters.records.get(segment.object_id),
     }));
+    const imageRows: SegmentRow[] = indexable.flatMap(({ row, images: values }) =>
+      values.map((image, i) => ({
+        id: JSON.stringify([row.id, image.field, image.position]),
+        object_id: row.id,
+        seq: row.seq,
+        field: image.field,
+        position: image.position,
+        start_char: 0,
+        end_char: 0,
+        text: image.value,
+        vector: images?.get(row.id)?.[i] as Float32Array,
+        filters: filters.records.get(row.id),
+      })),
+    );
 
     await this.locked(async () => {
       const { project } = this.ctx;
@@ -229,10 +254,9 @@ class Worker {
       failpoint("worker:rows");
       // A failed object's earlier version must not stay searchable.
       await store.deleteIndexRows(indexTableName(index.id), failed);
-      if (highlights) {
-        const liveIds = new Set(live.map((row) => row.id));
-        await store.replaceSegments(segmentTableName(index.id), [...liveIds, ...failed], segmentRows.filter((row) => liveIds.has(row.object_id)));
-      }
+      const liveIds = new Set(live.map((row) => row.id));
+      if (highlights) await store.replaceSegments(segmentTableName(index.id), [...liveIds, ...failed], segmentRows.filter((row) => liveIds.has(row.object_id)));
+      if (images) await store.replaceSegments(imageTableName(index.id), [...liveIds, ...failed], imageRows.filter((row) => liveIds.has(row.object_id)));
       const saved = project.progress(index.id);
       for (const row of live) delete saved.errors[row.id];
       for (const id of failed) saved.errors[id] = { seq: (current.get(id) as ObjectRow).seq, message: prepared.errors.get(id) as string };
@@ -254,7 +278,9 @@ class Worker {
    */
   private async embedBatch(index: IndexRecord, prepared: PreparedBatch): Promise<{ indexable: PreparedBatch["indexable"]; vectors: Float32Array[] }> {
     const pool = this.pool(index);
-    const inputs = (entries: PreparedBatch["indexable"]) => [...entries.map((entry) => entry.text), ...entries.flatMap((entry) => entry.segments.map((segment) => segment.text))];
+    const objectTexts = !isImageIndex(index.configuration);
+    const inputs = (entries: PreparedBatch["indexable"]) => [...(objectTexts ? entries.map((entry) => entry.text) : []), ...entries.flatMap((entry) => entry.segments.map((segment) => segment.text))];
+    if (inputs(prepared.indexable).length === 0) return { indexable: prepared.indexable, vectors: [] };
     try {
       return { indexable: prepared.indexable, vectors: await pool.embed(inputs(prepared.indexable)) };
     } catch (error) {
@@ -267,10 +293,10 @@ class Worker {
     let lastError: unknown;
     for (const entry of prepared.indexable) {
       try {
-        const [text, ...segments] = await pool.embed(inputs([entry]));
+        const embedded = await pool.embed(inputs([entry]));
         kept.push(entry);
-        textVectors.push(text as Float32Array);
-        segmentVectors.push(...segments);
+        if (objectTexts) textVectors.push(embedded.shift() as Float32Array);
+        segmentVectors.push(...embedded);
       } catch (error) {
         if (error instanceof SemsearchError && MODEL_UNAVAILABLE.has(error.code)) throw error;
         lastError = error;
@@ -283,6 +309,44 @@ class Worker {
       });
     }
     return { indexable: kept, vectors: [...textVectors, ...segmentVectors] };
+  }
+
+  private fetcher: ImageFetcher | undefined;
+  private readonly imageEmbedders = new Map<string, Promise<ImageEmbedder>>();
+
+  /** The image embedder of an index's model: its CLIP model in this process, with every core, and the project's fetcher. */
+  private imageEmbedder(index: IndexRecord): Promise<ImageEmbedder> {
+    const model = indexModel(index);
+    const key = JSON.stringify(model);
+    let embedder = this.imageEmbedders.get(key);
+    if (!embedder) {
+      this.fetcher ??= new ImageFetcher({
+        ...defaultFetchOptions(path.join(this.ctx.project.dir, "cache", "images")),
+        onCacheError: (error) => this.log(`image cache not written: ${error instanceof Error ? error.message : String(error)}`),
+      });
+      const fetcher = this.fetcher;
+      embedder = loadModel(model, defaultThreadCount()).then((provider) => {
+        if (!embedsImages(provider)) throw new EnvironmentError("MODEL_UNSUPPORTED", `The model ${model.id} of ${index.id} does not embed images`, { hint: "Image indexes need a CLIP model: create the index again with --model Xenova/clip-vit-base-patch32 or a CLIP folder." });
+        return new ImageEmbedder(fetcher, provider, (message) => this.log(`${index.id}: ${message}`));
+      });
+      embedder.catch(() => this.imageEmbedders.delete(key));
+      this.imageEmbedders.set(key, embedder);
+    }
+    return embedder;
+  }
+
+  /**
+   * Fetches, decodes and embeds the images of a batch's objects. Objects with an image that cannot be
+   * had are moved to the batch's errors; the vectors of the others are returned by object id.
+   */
+  private async embedImages(index: IndexRecord, prepared: PreparedBatch): Promise<Map<string, Float32Array[]>> {
+    const embedder = await this.imageEmbedder(index);
+    // Objects stored before their directory was recorded resolve relative paths against the project's directory.
+    const fallback = path.dirname(this.ctx.project.dir);
+    const { vectors, errors } = await embedder.embed(prepared.indexable.map(({ row, images }) => ({ id: row.id, base: row.base ?? fallback, images })));
+    for (const [id, message] of errors) prepared.errors.set(id, message);
+    prepared.indexable = prepared.indexable.filter(({ row }) => !errors.has(row.id));
+    return vectors;
   }
 
   /**
@@ -305,14 +369,15 @@ class Worker {
       }
     }
     if (add.size > 0) await store.ensureFilterColumns(table, add);
-    if (highlightsEnabled(index.configuration)) {
-      // The segments table gets every column of the index table, so one filter clause fits both.
+    const parts = partTables(index);
+    if (parts.length > 0) {
+      // Segment and image tables get every column of the index table, so one filter clause fits all.
       const all = new Map<string, FilterColumnType>();
       for (const column of add.size > 0 ? await store.filterColumns(table) : present) {
-        const path = filterColumnPath(column);
-        if (path !== null) all.set(column, storageType(fieldType(index.configuration, path)));
+        const field = filterColumnPath(column);
+        if (field !== null) all.set(column, storageType(fieldType(index.configuration, field)));
       }
-      await store.ensureFilterColumns(segmentTableName(index.id), all);
+      for (const part of parts) await store.ensureFilterColumns(part, all);
     }
   }
 
@@ -348,7 +413,8 @@ class Worker {
     this.report("optimizing", index.id, 0);
     // The long part (training the vector index) runs without the lock, so adds are not held up by it;
     // should its commit fail against a concurrent write, the next optimize tries again.
-    for (const table of [indexTableName(index.id), ...(highlightsEnabled(index.configuration) ? [segmentTableName(index.id)] : [])]) {
+    // An image index's object rows carry no vectors: its images table is the one searched by vector.
+    for (const table of isImageIndex(index.configuration) ? partTables(index) : indexTables(index)) {
       try {
         if (await store.buildVectorIndexIfDue(table)) this.log(`${table}: built the vector index`);
       } catch (error) {
@@ -357,8 +423,7 @@ class Worker {
     }
     const done = await this.locked(async () => {
       if (!this.exists(index)) return false;
-      await store.optimizeIndexTable(indexTableName(index.id));
-      if (highlightsEnabled(index.configuration)) await store.optimizeIndexTable(segmentTableName(index.id));
+      for (const table of indexTables(index)) await store.optimizeIndexTable(table);
       return this.saveProgress(index, (p) => (p.optimizedSeq = Math.max(p.optimizedSeq, target)));
     });
     if (done) this.log(`${index.id}: optimized up to seq ${target}`);
@@ -442,6 +507,7 @@ class Worker {
   }
 
   async close(): Promise<void> {
+    this.fetcher?.close();
     await Promise.all([...this.pools.values()].map((pool) => pool.close()));
   }
 }

@@ -11,10 +11,14 @@ import { isUtf8 } from "node:buffer";
 import { firstInvalidUtf8, invalid, parseLine, parseObjectsText, type ParsedObject } from "./parse.js";
 
 /** One input of `objects add`, with a name for messages (file path or `<stdin>`). */
+/**
+ * One input of an add. `base` is the directory relative image paths in its objects are resolved
+ * against (default: the file's directory, or the working directory for text and streams).
+ */
 export type ObjectsInput =
-  | { source: string; text: string }
-  | { source: string; path: string }
-  | { source: string; stream: NodeJS.ReadableStream };
+  | { source: string; text: string; base?: string }
+  | { source: string; path: string; base?: string }
+  | { source: string; stream: NodeJS.ReadableStream; base?: string };
 
 /** An input that can be read more than once. */
 export type ReplayableInput = { source: string; text: string } | { source: string; path: string };

@@ -1,4 +1,5 @@
 /** Object store operations: add (upsert), get, list, delete. */
+import path from "node:path";
 import { rmSync } from "node:fs";
 import type { EngineContext } from "../context.js";
 import { ConflictError, NotFoundError } from "../errors.js";
@@ -65,6 +66,7 @@ export async function addObjects(
   const spooled: string[] = [];
   try {
     const replay: ReplayableInput[] = [];
+    const bases: string[] = inputs.map((input) => path.resolve(input.base ?? ("path" in input ? path.dirname(path.resolve(input.path)) : ".")));
     for (const input of inputs) replay.push(await replayable(input, () => spooled[spooled.push(ctx.project.spoolFile()) - 1] as string));
     // Pass 1: validate everything, remember the ids (and which repeat). Generated ids are fixed here, by position.
     const ids = new Set<string>();
@@ -97,13 +99,14 @@ export async function addObjects(
         const written = new Set<string>(); // repeated ids already written by this add
         let nextGenerated = 0;
         let consumed = 0; // objects of the input written so far (a repeated id counts each time)
-        let batch = new Map<string, JsonObject>();
+        let batch = new Map<string, { object: JsonObject; base: string }>();
         const flush = async () => {
           if (batch.size === 0) return;
           const first = ctx.project.reserveSeq(batch.size);
-          const rows: ObjectRow[] = [...batch].map(([id, object], i) => ({
+          const rows: ObjectRow[] = [...batch].map(([id, { object, base }], i) => ({
             id,
             body: JSON.stringify(object),
+            base,
             seq: first + i,
             created_at: existing.get(id) ?? stamp,
             updated_at: stamp,
@@ -116,7 +119,7 @@ export async function addObjects(
           progress({ phase: "writing", done: consumed, total: read });
           batch = new Map();
         };
-        for (const input of replay) {
+        for (const [inputIndex, input] of replay.entries()) {
           for await (const { object, where } of readObjects(input)) {
             const given = objectId(object, idField, where);
             const id = given ?? generated[nextGenerated++];
@@ -124,7 +127,7 @@ export async function addObjects(
             if (id === undefined || (given !== null && !ids.has(given))) throw inputChanged(where);
             consumed++;
             batch.delete(id);
-            batch.set(id, object);
+            batch.set(id, { object, base: bases[inputIndex] as string });
             if (batch.size >= ADD_BATCH) await flush();
           }
         }

@@ -48,6 +48,43 @@ export interface TextHighlight {
   highlight: { text: string };
 }
 
+/** Spec §2.6 image highlight: the image as stored in the object. */
+export interface ImageHighlight {
+  reference_type: "image";
+  media_identifier: string;
+}
+
+export type Highlight = TextHighlight | ImageHighlight;
+
+/** An image of an object with its similarity to the query. */
+export interface ImageHit {
+  objectId: string;
+  position: number;
+  identifier: string;
+  score: number;
+}
+
+/**
+ * The image highlights of a page of an image index: each result's images, best first, in page order,
+ * at most `budget` in all (rule 1's limit, shared with text highlights).
+ */
+export function imageHighlights(pageIds: readonly string[], hits: readonly ImageHit[], budget = MAX_HIGHLIGHTS): Map<string, ImageHighlight[]> {
+  const byObject = new Map<string, ImageHit[]>();
+  for (const hit of hits) {
+    let group = byObject.get(hit.objectId);
+    if (!group) byObject.set(hit.objectId, (group = []));
+    group.push(hit);
+  }
+  const out = new Map<string, ImageHighlight[]>();
+  let left = budget;
+  for (const id of pageIds) {
+    const images = (byObject.get(id) ?? []).sort((a, b) => b.score - a.score || a.position - b.position).slice(0, Math.max(0, left));
+    left -= images.length;
+    out.set(id, images.map((image) => ({ reference_type: "image", media_identifier: image.identifier })));
+  }
+  return out;
+}
+
 /** Segments grouped by object, in no particular order. */
 export function groupByObject(hits: readonly SegmentHit[]): Map<string, SegmentHit[]> {
   const groups = new Map<string, SegmentHit[]>();

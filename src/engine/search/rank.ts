@@ -24,16 +24,63 @@ export interface RankQuery {
   filtered?: number;
 }
 
-async function rankHybrid(store: LanceStore, table: string, q: RankQuery, lexicalLimit: number, rescoreDepth: number): Promise<Ranking> {
+/** Where the vector part of a ranking comes from: a table's own vectors, or (image indexes) the best image of each object. */
+export interface VectorSource {
+  nearest(vector: Float32Array, limit: number, where: string | undefined, exact: boolean): Promise<ScoredId[]>;
+  similarities(vector: Float32Array, ids: readonly string[]): Promise<ScoredId[]>;
+}
+
+/** The rows of `table`, by their own vectors. */
+export function tableVectors(store: LanceStore, table: string): VectorSource {
+  return {
+    nearest: (vector, limit, where, exact) => store.vectorSearch(table, vector, limit, where, exact),
+    similarities: (vector, ids) => store.similarities(table, vector, ids),
+  };
+}
+
+/** Image rows fetched per object wanted, at first (most objects have one image). */
+const IMAGES_PER_OBJECT = 2;
+/** The most image rows one nearest-objects query reads. */
+const MAX_IMAGE_ROWS = 100_000;
+
+/**
+ * Objects ranked by their best image (rows of an images table, keyed by `object_id`): the nearest
+ * images are read until `limit` distinct objects are found or none are left.
+ */
+export function bestImageVectors(store: LanceStore, imagesTable: string): VectorSource {
+  return {
+    async nearest(vector, limit, where, exact) {
+      let rows = Math.max(limit * IMAGES_PER_OBJECT, 16);
+      while (true) {
+        const hits = await store.partVectorSearch(imagesTable, vector, rows, where, exact);
+        const best = bestPerObject(hits);
+        if (best.length >= limit || hits.length < rows || rows >= MAX_IMAGE_ROWS) return best.slice(0, limit);
+        rows = Math.min(rows * 4, MAX_IMAGE_ROWS);
+      }
+    },
+    async similarities(vector, ids) {
+      return bestPerObject(await store.partSimilarities(imagesTable, vector, ids));
+    },
+  };
+}
+
+/** The best score of each object among scored parts (images), best first. */
+export function bestPerObject(parts: readonly { object_id: string; score: number }[]): ScoredId[] {
+  const best = new Map<string, number>();
+  for (const { object_id, score } of parts) if (!(best.get(object_id)! >= score)) best.set(object_id, score);
+  return [...best].map(([id, score]) => ({ id, score })).sort(compareRanked);
+}
+
+async function rankHybrid(store: LanceStore, table: string, q: RankQuery, lexicalLimit: number, rescoreDepth: number, vectors: VectorSource): Promise<Ranking> {
   const [vectorHits, lexicalHits] = await Promise.all([
-    store.vectorSearch(table, q.vector, vectorCandidates(q), q.where, smallSet(q)),
+    vectors.nearest(q.vector, vectorCandidates(q), q.where, smallSet(q)),
     store.textSearch(table, q.text, lexicalLimit, q.where),
   ]);
   // Exact cosine for the top lexical matches that are not among the nearest, so the vector part
   // scores every strong candidate (see fuse.ts for the measurements behind this).
   const nearest = new Set(vectorHits.map((hit) => hit.id));
   const rescore = lexicalHits.slice(0, rescoreDepth).filter((hit) => !nearest.has(hit.id));
-  const cosine = [...vectorHits, ...(await store.similarities(table, q.vector, rescore.map((hit) => hit.id)))];
+  const cosine = [...vectorHits, ...(await vectors.similarities(q.vector, rescore.map((hit) => hit.id)))];
   const ranked = fuseWeighted(lexicalHits, cosine, q.vectorWeight).slice(0, MAX_RESULTS);
   return {
     ranked,
@@ -58,14 +105,14 @@ function smallSet(q: RankQuery): boolean {
  * Ranks a table's rows.
  * @param depth how many rows are wanted at most (objects: MAX_RESULTS; highlight segments: MAX_HIGHLIGHTS)
  */
-export async function rankRows(store: LanceStore, table: string, q: RankQuery, depth = MAX_RESULTS): Promise<Ranking> {
-  const ranking = await rankByMode(store, table, q, depth);
+export async function rankRows(store: LanceStore, table: string, q: RankQuery, depth = MAX_RESULTS, vectors: VectorSource = tableVectors(store, table)): Promise<Ranking> {
+  const ranking = await rankByMode(store, table, q, depth, vectors);
   // A ranking that holds every row the filter leaves knows the exact total (rule 9).
   if (q.filtered !== undefined && ranking.ranked.length === q.filtered) return { ...ranking, estimate: { total: q.filtered, exact: true } };
   return ranking;
 }
 
-async function rankByMode(store: LanceStore, table: string, q: RankQuery, depth: number): Promise<Ranking> {
+async function rankByMode(store: LanceStore, table: string, q: RankQuery, depth: number, vectors: VectorSource): Promise<Ranking> {
   if (q.mode === "lexical") {
     const ranked = (await store.textSearch(table, q.text, depth, q.where)).sort(compareRanked);
     return { ranked, estimate: { total: ranked.length, exact: ranked.length < depth } };
@@ -73,10 +120,10 @@ async function rankByMode(store: LanceStore, table: string, q: RankQuery, depth:
   if (q.mode === "vector") {
     const window = depth < MAX_RESULTS ? depth : neuralWindow(q.offset, q.limit);
     const want = Math.max(window, depth < MAX_RESULTS ? 0 : Math.min(vectorCandidates(q), MAX_RESULTS));
-    const ranked = (await store.vectorSearch(table, q.vector, want, q.where, smallSet(q))).sort(compareRanked);
+    const ranked = (await vectors.nearest(q.vector, want, q.where, smallSet(q))).sort(compareRanked);
     return { ranked, estimate: neuralTotal(q.offset, q.limit, want, ranked.length) };
   }
   // Highlight segments need only the top `depth`: their lexical part and rescoring stop there too.
-  const ranking = await rankHybrid(store, table, q, depth < MAX_RESULTS ? depth : MAX_RESULTS, Math.min(depth, LEXICAL_RESCORE_DEPTH));
+  const ranking = await rankHybrid(store, table, q, depth < MAX_RESULTS ? depth : MAX_RESULTS, Math.min(depth, LEXICAL_RESCORE_DEPTH), vectors);
   return depth < MAX_RESULTS ? { ...ranking, ranked: ranking.ranked.slice(0, depth) } : ranking;
 }

@@ -1,6 +1,6 @@
 /** Searching an index: embed the query with the index's model, rank, fuse, page, attach objects and highlights. */
 import type { EngineContext } from "../context.js";
-import { isNeuralOnly } from "../config.js";
+import { isImageIndex, isNeuralOnly } from "../config.js";
 import { indexModel, loadModel } from "../embedding/registry.js";
 import { ValidationError } from "../errors.js";
 import { FieldRules, ownValue } from "../fields.js";
@@ -8,13 +8,14 @@ import { fieldResolver } from "../filter-fields.js";
 import { findIndex } from "../indexes.js";
 import { buildingState } from "../status.js";
 import { highlightsEnabled } from "../indexing/extract.js";
-import { indexTableName, segmentTableName } from "../project.js";
+import { imageTableName, indexTableName, segmentTableName } from "../project.js";
 import type { LanceStore } from "../store/lancedb.js";
 import type { IndexRecord, JsonObject, SearchHit, SearchPage } from "../types.js";
 import { DEFAULT_VECTOR_WEIGHT, type ScoredId } from "./fuse.js";
 import {
   combineSegments,
   groupByObject,
+  imageHighlights,
   MAX_HIGHLIGHTS,
   rankByHighlights,
   relevantSegments,
@@ -23,7 +24,7 @@ import {
 } from "./highlights.js";
 import { compileFilter } from "./filters.js";
 import { paginate } from "./paginate.js";
-import { rankRows, type RankQuery } from "./rank.js";
+import { bestImageVectors, rankRows, type RankQuery } from "./rank.js";
 import { parseSearchParams, projectObject, type SearchMode, type SearchParams } from "./request.js";
 
 /** The mode a search runs in: the index's own unless asked otherwise; a neural-only index has no lexical part. */
@@ -92,14 +93,22 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
     where,
     filtered,
   };
-  const { ranked: regular, estimate } = await rankRows(store, table, q);
+  const image = isImageIndex(index.configuration);
+  const { ranked: regular, estimate } = await rankRows(store, table, q, undefined, image ? bestImageVectors(store, imageTableName(index.id)) : undefined);
   const segments = request.highlights && highlightsEnabled(index.configuration) ? await bestSegments(store, index, q) : null;
-  const ranked: ScoredId[] = segments ? rankByHighlights(segments, regular) : regular;
+  // An image index ranks an object by its best image already: its highlights do not reorder results.
+  const ranked: ScoredId[] = segments && !image ? rankByHighlights(segments, regular) : regular;
 
   const page = ranked.slice(request.offset, request.offset + request.limit);
   const ids = page.map((hit) => hit.id);
   // The searchable text is for snippets in tables; JSON callers do not ask for it.
-  const [objects, texts] = await Promise.all([store.getObjects(ids), params.snippets === false ? new Map<string, string>() : store.texts(table, ids)]);
+  const [objects, texts, images] = await Promise.all([
+    store.getObjects(ids),
+    params.snippets === false ? new Map<string, string>() : store.texts(table, ids),
+    image && (request.highlights || params.snippets !== false) ? store.partSimilarities(imageTableName(index.id), q.vector, ids) : [],
+  ]);
+  const pictures = imageHighlights(ids, images.map((hit) => ({ objectId: hit.object_id, position: hit.position, identifier: hit.text, score: hit.score })));
+  let budget = MAX_HIGHLIGHTS - [...pictures.values()].reduce((sum, list) => sum + list.length, 0);
   const hits: SearchHit[] = [];
   const rules = new FieldRules(index.configuration);
   for (const { id, score } of page) {
@@ -107,7 +116,13 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
     if (!row) continue; // deleted between ranking and fetching
     const object = JSON.parse(row.body) as JsonObject;
     const hit: SearchHit = { id, score, object: projectObject(id, rules.crawled(object), request.objectFields), text: texts.get(id) ?? "" };
-    if (request.highlights) hit.highlights = highlightsOf(object, segments?.get(id));
+    const best = pictures.get(id)?.[0];
+    if (best && params.snippets !== false) hit.image = best.media_identifier;
+    if (request.highlights) {
+      const text = image ? highlightsOf(object, segments?.get(id)).slice(0, Math.max(0, budget)) : highlightsOf(object, segments?.get(id));
+      if (image) budget -= text.length;
+      hit.highlights = [...(pictures.get(id) ?? []), ...text];
+    }
     hits.push(hit);
   }
   // Highlighted objects outside the regular ranking make the list longer than its total: then a minimum.

@@ -32,6 +32,12 @@ export interface ObjectRow {
   seq: number;
   created_at: string;
   updated_at: string;
+  /**
+   * The absolute directory relative image paths in the object are resolved against: the directory of
+   * the file it was added from, or the working directory for standard input. Null in objects stored
+   * before it was recorded.
+   */
+  base?: string | null;
 }
 
 /** Values of filter columns (`f_…`) by column name; a column left out is null. */
@@ -71,6 +77,20 @@ export interface SegmentRow {
 }
 
 export type SegmentInfo = Omit<SegmentRow, "vector" | "text" | "seq" | "filters">;
+
+/** A scored row of a part table: which object, field and place it is, its text (an image's reference), its score. */
+export interface PartScore {
+  id: string;
+  object_id: string;
+  field: string;
+  position: number;
+  text: string;
+  score: number;
+}
+
+function toPartScore(row: Record<string, unknown>): PartScore {
+  return { id: String(row.id), object_id: String(row.object_id), field: String(row.field), position: Number(row.position), text: String(row.text), score: 1 - Number(row._distance) };
+}
 
 const FILTER_COLUMN = /^f_[0-9a-f]+$/;
 
@@ -134,6 +154,7 @@ function toObjectRow(row: Record<string, unknown>): ObjectRow {
     seq: Number(row.seq),
     created_at: String(row.created_at),
     updated_at: String(row.updated_at),
+    base: typeof row.base === "string" ? row.base : null,
   };
 }
 
@@ -186,9 +207,21 @@ export class LanceStore {
     return (await this.hasTable(OBJECTS_TABLE)) ? this.table(OBJECTS_TABLE) : null;
   }
 
+  private objectsMigrated = false;
+
   private async ensureObjectsTable(): Promise<Table> {
     const existing = await this.objectsTable();
-    if (existing) return existing;
+    if (existing) {
+      // Object tables written before `base` was recorded get the column (null in their rows).
+      if (!this.objectsMigrated) {
+        const schema = await this.wrap("reading the object table's schema", () => existing.schema());
+        if (!schema.fields.some((field) => field.name === "base")) {
+          await this.wrap("adding a column to the object table", () => existing.addColumns([{ name: "base", valueSql: "CAST(NULL AS string)" }]));
+        }
+        this.objectsMigrated = true;
+      }
+      return existing;
+    }
     const { Schema, Field, Utf8, Float64 } = this.mod.arrow;
     const schema = new Schema([
       new Field("id", new Utf8(), false),
@@ -196,6 +229,7 @@ export class LanceStore {
       new Field("seq", new Float64(), false),
       new Field("created_at", new Utf8(), false),
       new Field("updated_at", new Utf8(), false),
+      new Field("base", new Utf8(), true),
     ]);
     const table = await this.wrap("creating the object store", async () => {
       const created = await this.db.createEmptyTable(OBJECTS_TABLE, schema, { existOk: true });
@@ -203,6 +237,7 @@ export class LanceStore {
       return created;
     });
     this.tables.set(OBJECTS_TABLE, table);
+    this.objectsMigrated = true;
     return table;
   }
 
@@ -211,7 +246,7 @@ export class LanceStore {
     if (rows.length === 0) return;
     const table = await this.ensureObjectsTable();
     await this.wrap("writing objects", async () => {
-      await table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows.map((row) => ({ ...row })));
+      await table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows.map((row) => ({ ...row, base: row.base ?? null })));
     });
   }
 
@@ -260,6 +295,8 @@ export class LanceStore {
   async restoreObjects(version: number): Promise<void> {
     const table = await this.objectsTable();
     if (!table) return;
+    // An older version may predate the `base` column.
+    this.objectsMigrated = false;
     await this.wrap("rolling back the object table", async () => {
       if (version === 0) {
         await table.delete("true");
@@ -276,7 +313,7 @@ export class LanceStore {
     if (rows.length === 0) return;
     const table = await this.ensureObjectsTable();
     await this.wrap("writing objects", async () => {
-      await table.add(rows.map((row) => ({ ...row })));
+      await table.add(rows.map((row) => ({ ...row, base: row.base ?? null })));
     });
   }
 
@@ -491,6 +528,24 @@ export class LanceStore {
     return out;
   }
 
+  /** The ids of the rows matching a `where` clause (loads them all). */
+  async idsWhere(name: string, where: string): Promise<string[]> {
+    const table = await this.table(name);
+    const rows = await this.wrap(`reading ${name}`, () => table.query().where(where).select(["id"]).toArray());
+    return rows.map((row) => String(row.id));
+  }
+
+  /** Which of the given objects have rows in a part table (segments, images). */
+  async partObjectsOf(name: string, objectIds: readonly string[]): Promise<Set<string>> {
+    const table = await this.table(name);
+    const out = new Set<string>();
+    for (const part of chunks(objectIds, ID_CHUNK)) {
+      const rows = await this.wrap(`reading ${name}`, () => table.query().where(sqlIn("object_id", part)).select(["object_id"]).toArray());
+      for (const row of rows) out.add(String(row.object_id));
+    }
+    return out;
+  }
+
   /** The searchable text of rows, by id. */
   async texts(name: string, ids: readonly string[]): Promise<Map<string, string>> {
     const table = await this.table(name);
@@ -563,6 +618,40 @@ export class LanceStore {
           .toArray(),
       );
       for (const row of rows) out.push({ id: String(row.id), score: 1 - Number(row._distance) });
+    }
+    return out;
+  }
+
+  /** Nearest rows of a part table (images, segments), with the object each belongs to; as vectorSearch. */
+  async partVectorSearch(name: string, vector: Float32Array, limit: number, where?: string, exact = false): Promise<PartScore[]> {
+    const table = await this.table(name);
+    const rows = await this.wrap(`vector search in ${name}`, () => {
+      let query = table.vectorSearch(Array.from(vector)).distanceType("cosine");
+      if (where) query = query.where(where);
+      if (exact) query = query.bypassVectorIndex();
+      return query.select(["id", "object_id", "field", "position", "text", "_distance"]).limit(limit).toArray();
+    });
+    return rows.map(toPartScore);
+  }
+
+  /** Cosine similarity of `vector` to every row of the given objects in a part table. */
+  async partSimilarities(name: string, vector: Float32Array, objectIds: readonly string[]): Promise<PartScore[]> {
+    const table = await this.table(name);
+    const out: PartScore[] = [];
+    for (const part of chunks(objectIds, ID_CHUNK)) {
+      const count = await this.wrap(`counting rows of ${name}`, () => table.countRows(sqlIn("object_id", part)));
+      if (count === 0) continue;
+      const rows = await this.wrap(`vector scoring in ${name}`, () =>
+        table
+          .vectorSearch(Array.from(vector))
+          .distanceType("cosine")
+          .where(sqlIn("object_id", part))
+          .bypassVectorIndex()
+          .select(["id", "object_id", "field", "position", "text", "_distance"])
+          .limit(count)
+          .toArray(),
+      );
+      out.push(...rows.map(toPartScore));
     }
     return out;
   }

@@ -27,10 +27,10 @@ describe("ranking metrics", () => {
   });
   it("averages per-query metrics", () => {
     const m = meanMetrics([
-      { ndcg10: 1, recall10: 1, recall100: 1, mrr10: 1 },
-      { ndcg10: 0, recall10: 0.5, recall100: 1, mrr10: 0 },
+      { ndcg10: 1, recall1: 1, recall5: 1, recall10: 1, recall100: 1, mrr10: 1 },
+      { ndcg10: 0, recall1: 0, recall5: 0.5, recall10: 0.5, recall100: 1, mrr10: 0 },
     ]);
-    expect(m).toEqual({ ndcg10: 0.5, recall10: 0.75, recall100: 1, mrr10: 0.5 });
+    expect(m).toEqual({ ndcg10: 0.5, recall1: 0.5, recall5: 0.75, recall10: 0.75, recall100: 1, mrr10: 0.5 });
   });
 });
 

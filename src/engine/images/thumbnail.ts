@@ -1,0 +1,29 @@
+/** Thumbnails of an object's images, for people looking at results (the interactive page-through). */
+import path from "node:path";
+import type { EngineContext } from "../context.js";
+import { NotFoundError } from "../errors.js";
+import { thumbnailPng } from "./decode.js";
+import { defaultFetchOptions, ImageFetcher } from "./fetch.js";
+import { resolveImageReference } from "./reference.js";
+
+/**
+ * A PNG thumbnail (at most `size` px a side) of an image of a stored object, read the way the worker
+ * read it (relative paths against the object's directory, HTTP through the project's cache); null
+ * when the image cannot be had now.
+ */
+export async function objectThumbnail(ctx: EngineContext, objectId: string, identifier: string, size = 256): Promise<Buffer | null> {
+  const store = await ctx.store();
+  const row = (await store.getObjects([objectId])).get(objectId);
+  if (!row) throw new NotFoundError("OBJECT_NOT_FOUND", `Object "${objectId}" not found`);
+  const ref = resolveImageReference(identifier, row.base ?? path.dirname(ctx.project.dir));
+  if ("error" in ref) return null;
+  const fetcher = new ImageFetcher({ ...defaultFetchOptions(path.join(ctx.project.dir, "cache", "images")), retries: 0 });
+  try {
+    const fetched = await fetcher.fetch(ref);
+    return fetched.ok ? await thumbnailPng(fetched.bytes, size) : null;
+  } catch {
+    return null;
+  } finally {
+    fetcher.close();
+  }
+}
