@@ -133,3 +133,27 @@ describe("LanceStore filter columns (real LanceDB)", () => {
     expect(await store.countRows(table, `${label} = 'l60'`)).toBe(1);
   });
 });
+
+describe("LanceStore objects of an older project", () => {
+  it("gets the `base` column on its next write, its old rows null, and keeps them", async () => {
+    const old = mkdtempSync(path.join(tmpdir(), "semsearch-store-old-"));
+    const lancedb = await import("@lancedb/lancedb");
+    const arrow = await import("apache-arrow");
+    const db = await lancedb.connect(old);
+    const schema = new arrow.Schema(["id", "body", "created_at", "updated_at"].map((name) => new arrow.Field(name, new arrow.Utf8(), false)).concat([new arrow.Field("seq", new arrow.Float64(), false)]));
+    const table = await db.createEmptyTable("objects", schema);
+    await table.add([{ id: "old", body: '{"id":"old"}', seq: 1, created_at: "2025-01-01T00:00:00.000Z", updated_at: "2025-01-01T00:00:00.000Z" }]);
+    db.close();
+    const store = await LanceStore.open(old);
+    try {
+      expect((await store.getObjects(["old"])).get("old")?.base).toBeNull();
+      await store.appendObjects([{ ...row("new", 2), base: "/data/photos" }]);
+      await store.upsertObjects([{ ...row("old", 3), base: null }]);
+      const rows = await store.getObjects(["old", "new"]);
+      expect(rows.get("new")?.base).toBe("/data/photos");
+      expect(rows.get("old")).toMatchObject({ seq: 3, base: null });
+    } finally {
+      store.close();
+    }
+  });
+});
