@@ -107,6 +107,14 @@ export async function checkProject(project: string): Promise<Consistency> {
       const orphans = rows.filter((row) => !stored.has(row));
       if (orphans.length > 0) problems.push(`${id}: ${orphans.length} index rows of objects that are not stored (${orphans.slice(0, 3).join(", ")})`);
       if (rows.length !== status.READY) problems.push(`${id}: ${rows.length} index rows, but READY ${status.READY}`);
+      if (await store.hasTable(`images_${id}`)) {
+        // Image indexes: each image once, only of objects the index holds.
+        const images = await store.rowIds(`images_${id}`);
+        if (new Set(images).size !== images.length) problems.push(`${id}: duplicate image rows`);
+        const held = new Set(rows);
+        const stray = (await store.segmentObjectIds(`images_${id}`)).filter((object) => !held.has(object));
+        if (stray.length > 0) problems.push(`${id}: image rows of ${stray.length} objects the index does not hold (${stray.slice(0, 3).join(", ")})`);
+      }
     }
   } finally {
     store.close();

@@ -4,7 +4,7 @@
  * crashes (exit 1, a signal nobody sent, a hang) and lost or half-written objects (a project whose
  * invariants fail afterwards); exits 1 if there is any. `-- --seed N` changes the random kill points;
  * `-- --only models,state` runs some groups only (input, requests, crash-points, random-kills, state,
- * environment, concurrency, models).
+ * environment, concurrency, models, images).
  */
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -435,6 +435,152 @@ async function models(rounds: number): Promise<void> {
   }
 }
 
+/** A local server of hostile image answers. */
+async function imageServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const { createServer } = await import("node:http");
+  const red = readFileSync(path.join(FIXTURE_IMAGES, "red.png"));
+  const server = createServer((req, res) => {
+    switch (req.url) {
+      case "/red.png":
+        res.writeHead(200, { "content-type": "image/png", etag: '"r"' }).end(red);
+        return;
+      case "/drip.png": {
+        res.writeHead(200, { "content-type": "image/png" });
+        const timer = setInterval(() => res.write(Buffer.alloc(1)), 200);
+        res.on("close", () => clearInterval(timer));
+        return;
+      }
+      case "/endless.png": {
+        res.writeHead(200, { "content-type": "image/png" });
+        const chunk = Buffer.alloc(64 * 1024, 1);
+        const pump = () => {
+          while (res.write(chunk));
+        };
+        res.on("drain", pump);
+        pump();
+        return;
+      }
+      case "/lying.png":
+        res.writeHead(200, { "content-type": "image/png", "content-length": "10" }).end(red.subarray(0, 10));
+        return;
+      case "/reset.png":
+        res.writeHead(200, { "content-type": "image/png", "content-length": String(red.length) });
+        res.write(red.subarray(0, 20));
+        setTimeout(() => req.socket.destroy(), 50);
+        return;
+      case "/retry-after.png":
+        res.writeHead(429, { "retry-after": "100000" }).end();
+        return;
+      case "/gzip.png":
+        res.writeHead(200, { "content-type": "image/png", "content-encoding": "gzip" }).end(Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0]));
+        return;
+      case "/to-file.png":
+        res.writeHead(302, { location: "file:///etc/passwd" }).end();
+        return;
+      case "/silent.png":
+        return; // never answers
+      default:
+        res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A PNG whose header says `width` × `height`, with no pixel data. */
+function pngBomb(width: number, height: number): Buffer {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (bytes: Buffer) => {
+    let c = 0xffffffff;
+    for (const byte of bytes) c = (crcTable[(c ^ byte) & 0xff] as number) ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, "latin1"), data]);
+    const out = Buffer.alloc(12 + data.length);
+    out.writeUInt32BE(data.length, 0);
+    body.copy(out, 4);
+    out.writeUInt32BE(crc(body), 8 + data.length);
+    return out;
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IEND", Buffer.alloc(0))]);
+}
+
+const FIXTURE_IMAGES = fileURLToPath(new URL("../../fixtures/images/", import.meta.url));
+
+async function images(rounds: number): Promise<void> {
+  begin("images: hostile references, files and servers, kills while images are indexed");
+  const server = await imageServer();
+  const dir = newProject();
+  const pics = path.join(root, "pics");
+  cpSync(FIXTURE_IMAGES, pics, { recursive: true });
+  writeFileSync(path.join(pics, "text.jpg"), "not a picture");
+  writeFileSync(path.join(pics, "empty.png"), "");
+  writeFileSync(path.join(pics, "bomb.png"), pngBomb(60_000, 60_000));
+  writeFileSync(path.join(pics, "half.jpg"), readFileSync(path.join(pics, "red.jpg")).subarray(0, 200));
+  mkdirSync(path.join(pics, "dir.png"), { recursive: true });
+  symlinkSync("/dev/zero", path.join(pics, "zero.png"));
+  symlinkSync(path.join(pics, "loop.png"), path.join(pics, "loop.png").replace("loop", "loop2"));
+  symlinkSync(path.join(pics, "loop2.png"), path.join(pics, "loop.png"));
+  spawnSync("mkfifo", [path.join(pics, "fifo.png")]);
+  const env = { SEMSEARCH_IMAGE_TIMEOUT: "2", SEMSEARCH_IMAGE_MAX_BYTES: "2000000", SEMSEARCH_IMAGE_RETRY_DELAY_MS: "20" };
+  try {
+    const references = [
+      "red.png", "text.jpg", "empty.png", "bomb.png", "half.jpg", "dir.png", "zero.png", "loop.png", "fifo.png", "nowhere.png",
+      `${server.url}/red.png`, `${server.url}/drip.png`, `${server.url}/endless.png`, `${server.url}/lying.png`, `${server.url}/reset.png`,
+      `${server.url}/retry-after.png`, `${server.url}/gzip.png`, `${server.url}/to-file.png`, `${server.url}/silent.png`, `${server.url}/missing.png`,
+      "file://otherhost/x.png", "x".repeat(5000) + ".png", "pics/\u0000.png", "%2e%2e/%2e%2e/etc/passwd.png",
+    ];
+    const objects = references.map((photo, i) => JSON.stringify({ id: `img${i}`, caption: `picture ${i}`, photo, constructor: "c.png", __proto__: "p.png" })).join("\n");
+    writeFileSync(path.join(pics, "objects.jsonl"), objects);
+    const added = await cli(["--project", dir, "--json", "objects", "add", path.join(pics, "objects.jsonl")], { env });
+    expectRun("objects with hostile image references", added, [0]);
+    const created = await cli(["--project", dir, "--json", "index", "create", "--type", "image", "--model", path.join(FIXTURE_MODELS, "tiny-clip"), "--highlights", "--image-fields", "photo", "--wait", "--timeout", "240"], { env, timeoutMs: 300_000 });
+    expectRun("an image index over them (--wait)", created, [7]);
+    const ids = references.map((_, i) => `img${i}`);
+    await expectConsistent("after hostile images", dir, same(ids));
+    const index = created.code === 7 ? (JSON.parse(created.stdout.split("\n")[0] as string) as { id: string }).id : null;
+    if (index) {
+      expectRun("search with image highlights", await cli(["--project", dir, "--json", "search", index, "red", "--result-fields", "highlights", "--limit", "100"], { env }), [0]);
+      // The worker killed at random moments while it indexes images: resumed by the next command, nothing lost or twice.
+      for (let round = 0; round < rounds; round++) {
+        const batch = Array.from({ length: 40 }, (_, i) => JSON.stringify({ id: `k${round}-${i}`, photos: [path.join(pics, ["red.png", "blue.jpg", "green.webp", "yellow.gif"][i % 4] as string), path.join(pics, "white.png")] })).join("\n");
+        expectRun("add before a worker kill", await cli(["--project", dir, "--json", "objects", "add", "-"], { env, input: batch }), [0]);
+        for (let i = 0; i < 40; i++) ids.push(`k${round}-${i}`);
+        await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 2000)));
+        try {
+          const lock = JSON.parse(readFileSync(path.join(dir, "worker.lock"), "utf8")) as { pid: number };
+          process.kill(lock.pid, "SIGKILL");
+        } catch {
+          // no worker, or it had finished
+        }
+        (groups.get(group) as { cases: number }).cases++;
+        await expectConsistent(`image worker round ${round}`, dir, same(ids));
+      }
+      expectRun("delete an object with images", await cli(["--project", dir, "--json", "objects", "delete", "k0-0"], { env }), [0]);
+      ids.splice(ids.indexOf("k0-0"), 1);
+      await expectConsistent("after deleting an object with images", dir, same(ids));
+    }
+  } finally {
+    await server.close();
+  }
+}
+
 async function concurrency(): Promise<void> {
   begin("concurrent writers, readers and the worker");
   const { dir, index } = await project(20);
@@ -457,6 +603,7 @@ try {
     ["environment", hostileEnvironment],
     ["concurrency", concurrency],
     ["models", () => models(10)],
+    ["images", () => images(6)],
   ];
   // `-- --only models,state` runs some groups only.
   const only = values.only?.split(",");

@@ -75,7 +75,7 @@ function userAgent(): string {
 const USER_AGENT = userAgent();
 
 /** At most `size` tasks at once; the others wait in order. */
-class Slots {
+export class Slots {
   private readonly waiting: (() => void)[] = [];
   constructor(private free: number) {}
 

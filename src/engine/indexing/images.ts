@@ -7,7 +7,7 @@
 import { MODEL_UNAVAILABLE } from "../embedding/model-cache.js";
 import { SemsearchError } from "../errors.js";
 import { ImageDecodeError, preprocessImage } from "../images/decode.js";
-import type { ImageFetcher } from "../images/fetch.js";
+import { Slots, type ImageFetcher } from "../images/fetch.js";
 import { displayReference, resolveImageReference } from "../images/reference.js";
 import type { ClipPreprocessConfig, ImageEmbeddingProvider } from "../embedding/provider.js";
 import type { ImageValue } from "./extract.js";
@@ -30,19 +30,6 @@ export interface EmbeddedImages {
   errors: Map<string, string>;
 }
 
-/** Runs `task` over `items` with at most `limit` running at once, results in order. */
-async function mapLimited<T, R>(items: readonly T[], limit: number, task: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const run = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await task(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, run));
-  return out;
-}
 
 type Prepared = { ok: true; pixels: Float32Array } | { ok: false; reason: string };
 
@@ -63,16 +50,37 @@ export class ImageEmbedder {
     private readonly log: (message: string) => void = () => {},
   ) {}
 
-  /** Fetches and preprocesses one reference (as stored) relative to `base`. */
+  /** Fetches and preprocesses one reference (as stored) relative to `base`; never throws: what goes wrong is the image's reason. */
   private async prepare(value: string, base: string, config: ClipPreprocessConfig): Promise<Prepared> {
-    const ref = resolveImageReference(value, base);
-    if ("error" in ref) return { ok: false, reason: ref.error };
-    const fetched = await this.fetcher.fetch(ref);
-    if (!fetched.ok) return { ok: false, reason: fetched.reason };
     try {
+      const ref = resolveImageReference(value, base);
+      if ("error" in ref) return { ok: false, reason: ref.error };
+      const fetched = await this.fetcher.fetch(ref);
+      if (!fetched.ok) return { ok: false, reason: fetched.reason };
       return { ok: true, pixels: await preprocessImage(fetched.bytes, config) };
     } catch (error) {
       return { ok: false, reason: describe(error) };
+    }
+  }
+
+  /** Embeds the preprocessed images of `chunk` into `embedded` (one by one if the chunk fails: a failing image gets its reason). */
+  private async embedChunk(chunk: readonly string[], prepared: ReadonlyMap<string, Prepared>, embedded: Map<string, Float32Array | string>): Promise<void> {
+    if (chunk.length === 0) return;
+    const pixels = chunk.map((key) => (prepared.get(key) as { pixels: Float32Array }).pixels);
+    try {
+      const out = await this.model.embedImages(pixels);
+      chunk.forEach((key, i) => embedded.set(key, out[i] as Float32Array));
+    } catch (error) {
+      if (modelUnavailable(error)) throw error;
+      this.log(`embedding ${chunk.length} images failed (${describe(error)}); embedding them one by one`);
+      for (const [i, key] of chunk.entries()) {
+        try {
+          embedded.set(key, (await this.model.embedImages([pixels[i] as Float32Array]))[0] as Float32Array);
+        } catch (single) {
+          if (modelUnavailable(single)) throw single;
+          embedded.set(key, `embedding failed: ${describe(single)}`);
+        }
+      }
     }
   }
 
@@ -85,33 +93,26 @@ export class ImageEmbedder {
     const unique = new Map<string, { value: string; base: string }>();
     for (const object of objects) for (const image of object.images) unique.set(keyOf(image.value, object.base), { value: image.value, base: object.base });
     const keys = [...unique.keys()];
+    // Decoding runs ahead (DECODE_CONCURRENCY in flight, on libuv's threads) while the vision tower
+    // embeds what is ready: the two overlap instead of adding up.
+    const slots = new Slots(DECODE_CONCURRENCY);
+    const pending = new Map<string, Promise<Prepared>>(
+      keys.map((key) => {
+        const { value, base } = unique.get(key) as { value: string; base: string };
+        return [key, slots.use(() => this.prepare(value, base, config))];
+      }),
+    );
     const prepared = new Map<string, Prepared>();
-    const results = await mapLimited(keys, DECODE_CONCURRENCY, (key) => {
-      const { value, base } = unique.get(key) as { value: string; base: string };
-      return this.prepare(value, base, config);
-    });
-    keys.forEach((key, i) => prepared.set(key, results[i] as Prepared));
-
-    const good = keys.filter((key) => (prepared.get(key) as Prepared).ok);
     const embedded = new Map<string, Float32Array | string>();
-    for (let start = 0; start < good.length; start += EMBED_BATCH) {
-      const chunk = good.slice(start, start + EMBED_BATCH);
-      const pixels = chunk.map((key) => (prepared.get(key) as { pixels: Float32Array }).pixels);
-      try {
-        const out = await this.model.embedImages(pixels);
-        chunk.forEach((key, i) => embedded.set(key, out[i] as Float32Array));
-      } catch (error) {
-        if (modelUnavailable(error)) throw error;
-        this.log(`embedding ${chunk.length} images failed (${describe(error)}); embedding them one by one`);
-        for (const [i, key] of chunk.entries()) {
-          try {
-            embedded.set(key, (await this.model.embedImages([pixels[i] as Float32Array]))[0] as Float32Array);
-          } catch (single) {
-            if (modelUnavailable(single)) throw single;
-            embedded.set(key, `embedding failed: ${describe(single)}`);
-          }
-        }
+    try {
+      for (let start = 0; start < keys.length; start += EMBED_BATCH) {
+        const chunk = keys.slice(start, start + EMBED_BATCH);
+        for (const key of chunk) prepared.set(key, await (pending.get(key) as Promise<Prepared>));
+        await this.embedChunk(chunk.filter((key) => (prepared.get(key) as Prepared).ok), prepared, embedded);
       }
+    } finally {
+      // A failed chunk (a model that cannot run) leaves no decode running unobserved.
+      await Promise.allSettled(pending.values());
     }
 
     for (const object of objects) {

@@ -140,7 +140,9 @@ describe("LanceStore objects of an older project", () => {
     const lancedb = await import("@lancedb/lancedb");
     const arrow = await import("apache-arrow");
     const db = await lancedb.connect(old);
-    const schema = new arrow.Schema(["id", "body", "created_at", "updated_at"].map((name) => new arrow.Field(name, new arrow.Utf8(), false)).concat([new arrow.Field("seq", new arrow.Float64(), false)]));
+    const fields: import("apache-arrow").Field[] = ["id", "body", "created_at", "updated_at"].map((name) => new arrow.Field(name, new arrow.Utf8(), false));
+    fields.push(new arrow.Field("seq", new arrow.Float64(), false));
+    const schema = new arrow.Schema(fields);
     const table = await db.createEmptyTable("objects", schema);
     await table.add([{ id: "old", body: '{"id":"old"}', seq: 1, created_at: "2025-01-01T00:00:00.000Z", updated_at: "2025-01-01T00:00:00.000Z" }]);
     db.close();
