@@ -93,8 +93,9 @@ export class ImageEmbedder {
     const unique = new Map<string, { value: string; base: string }>();
     for (const object of objects) for (const image of object.images) unique.set(keyOf(image.value, object.base), { value: image.value, base: object.base });
     const keys = [...unique.keys()];
-    // Decoding runs ahead (DECODE_CONCURRENCY in flight, on libuv's threads) while the vision tower
-    // embeds what is ready: the two overlap instead of adding up.
+    // Up to DECODE_CONCURRENCY images are fetched and decoded ahead (on libuv's threads) while the
+    // vision tower embeds what is ready. onnxruntime-node runs inference on this thread, blocking it,
+    // so a decode moves on only between model calls: the two overlap little (measured: bench:images).
     const slots = new Slots(DECODE_CONCURRENCY);
     const pending = new Map<string, Promise<Prepared>>(
       keys.map((key) => {
