@@ -11,15 +11,19 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { errorFromPayload, InternalError, type ErrorPayload } from "../errors.js";
+import type { ImageOutcome, ImageRef } from "../images/pipeline.js";
 import type { ModelSpec } from "./model-spec.js";
 import { loadModel } from "./registry.js";
 
-/** Texts sent to a thread at a time: small enough to balance, large enough to amortise messaging. */
+/** Texts (or images) sent to a thread at a time: small enough to balance, large enough to amortise messaging. */
 const CHUNK = 8;
 
+/** What a thread is asked: texts to embed, or image references to fetch, decode and embed. */
+type Work = { texts: string[] } | { images: ImageRef[] };
+
 interface Task {
-  texts: string[];
-  resolve(vectors: Float32Array[]): void;
+  work: Work;
+  resolve(outcomes: ImageOutcome[]): void;
   reject(error: Error): void;
 }
 
@@ -31,7 +35,14 @@ interface Slot {
 export interface EmbeddingPool {
   readonly threads: number;
   embed(texts: readonly string[]): Promise<Float32Array[]>;
+  /** CLIP models: fetches, decodes and embeds images, a vector or a reason for each, in order. */
+  embedImages?(refs: readonly ImageRef[]): Promise<ImageOutcome[]>;
   close(): Promise<void>;
+}
+
+export interface PoolOptions {
+  /** Where images downloaded over HTTP are cached (CLIP models; null: no cache). */
+  imageCache?: string | null;
 }
 
 /** Threads to use: SEMSEARCH_THREADS, else one per available core. */
@@ -41,9 +52,11 @@ export function defaultThreadCount(): number {
   return Math.max(1, availableParallelism());
 }
 
-export function createEmbeddingPool(model: ModelSpec, threads = defaultThreadCount()): EmbeddingPool {
-  // CLIP models embed images in this process (indexing/images.ts): their text tower shares that session.
-  if (model.kind === "clip") return createSessionPool(model, threads);
+export function createEmbeddingPool(model: ModelSpec, threads = defaultThreadCount(), options: PoolOptions = {}): EmbeddingPool {
+  // CLIP models too run as one single-threaded copy per core, each fetching, decoding and embedding its
+  // own images: onnxruntime-node blocks its thread while it runs, so decoding beside it needs a thread
+  // of its own, and the vision tower does more per CPU-second on one thread than on two.
+  if (model.kind === "clip") return createThreadPool(model, threads, options);
   return model.source === "bundled" || model.dtype === "q8" ? createThreadPool(model, threads) : createSessionPool(model, threads);
 }
 
@@ -63,7 +76,7 @@ export function createSessionPool(model: ModelSpec, threads = defaultThreadCount
 }
 
 /** Worker threads, each with its own single-threaded copy of the model. */
-export function createThreadPool(model: ModelSpec, threads = defaultThreadCount()): EmbeddingPool {
+export function createThreadPool(model: ModelSpec, threads = defaultThreadCount(), options: PoolOptions = {}): EmbeddingPool {
   const queue: Task[] = [];
   const slots: Slot[] = [];
   let failure: Error | null = null;
@@ -73,19 +86,19 @@ export function createThreadPool(model: ModelSpec, threads = defaultThreadCount(
       if (slot.busy || queue.length === 0) continue;
       const task = queue.shift() as Task;
       slot.busy = task;
-      slot.worker.postMessage({ id: 0, texts: task.texts });
+      slot.worker.postMessage({ id: 0, ...task.work });
     }
   };
 
   for (let i = 0; i < threads; i++) {
-    const worker = new Worker(new URL("./embed-thread.js", import.meta.url), { workerData: { model } });
+    const worker = new Worker(new URL("./embed-thread.js", import.meta.url), { workerData: { model, imageCache: options.imageCache ?? null } });
     const slot: Slot = { worker, busy: null };
-    worker.on("message", (message: { vectors?: Float32Array[]; error?: ErrorPayload }) => {
+    worker.on("message", (message: { outcomes?: ImageOutcome[]; error?: ErrorPayload }) => {
       const task = slot.busy;
       slot.busy = null;
       if (task) {
         if (message.error) task.reject(errorFromPayload(message.error));
-        else task.resolve(message.vectors as Float32Array[]);
+        else task.resolve(message.outcomes as ImageOutcome[]);
       }
       dispatch();
     });
@@ -97,18 +110,24 @@ export function createThreadPool(model: ModelSpec, threads = defaultThreadCount(
     slots.push(slot);
   }
 
+  /** Splits work into chunks for the threads; the results come back in input order. */
+  const run = async (work: (start: number, end: number) => Work, count: number): Promise<ImageOutcome[]> => {
+    if (failure) throw failure;
+    const chunks: Promise<ImageOutcome[]>[] = [];
+    for (let start = 0; start < count; start += CHUNK) {
+      const part = work(start, Math.min(count, start + CHUNK));
+      chunks.push(new Promise((resolve, reject) => queue.push({ work: part, resolve, reject })));
+    }
+    dispatch();
+    return (await Promise.all(chunks)).flat();
+  };
+
   return {
     threads,
     async embed(texts) {
-      if (failure) throw failure;
-      const chunks: Promise<Float32Array[]>[] = [];
-      for (let start = 0; start < texts.length; start += CHUNK) {
-        const chunk = texts.slice(start, start + CHUNK);
-        chunks.push(new Promise((resolve, reject) => queue.push({ texts: chunk, resolve, reject })));
-      }
-      dispatch();
-      return (await Promise.all(chunks)).flat();
+      return (await run((start, end) => ({ texts: texts.slice(start, end) }), texts.length)) as Float32Array[];
     },
+    ...(model.kind === "clip" ? { embedImages: (refs: readonly ImageRef[]) => run((start, end) => ({ images: refs.slice(start, end) }), refs.length) } : {}),
     async close() {
       await Promise.all(slots.map((slot) => slot.worker.terminate()));
     },

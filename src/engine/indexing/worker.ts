@@ -10,11 +10,7 @@
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isImageIndex } from "../config.js";
-import { defaultFetchOptions, ImageFetcher } from "../images/fetch.js";
-import { defaultThreadCount } from "../embedding/pool.js";
-import { embedsImages } from "../embedding/provider.js";
-import { loadModel } from "../embedding/registry.js";
-import { ImageEmbedder } from "./images.js";
+import { embedObjectImages } from "./images.js";
 import { createEmbeddingPool, type EmbeddingPool } from "../embedding/pool.js";
 import { indexModel } from "../embedding/registry.js";
 import { MODEL_UNAVAILABLE } from "../embedding/model-cache.js";
@@ -113,7 +109,7 @@ class Worker {
     const key = JSON.stringify(model);
     let pool = this.pools.get(key);
     if (!pool) {
-      pool = createEmbeddingPool(model);
+      pool = createEmbeddingPool(model, undefined, { imageCache: path.join(this.ctx.project.dir, "cache", "images") });
       this.pools.set(key, pool);
     }
     return pool;
@@ -311,39 +307,19 @@ class Worker {
     return { indexable: kept, vectors: [...textVectors, ...segmentVectors] };
   }
 
-  private fetcher: ImageFetcher | undefined;
-  private readonly imageEmbedders = new Map<string, Promise<ImageEmbedder>>();
-
-  /** The image embedder of an index's model: its CLIP model in this process, with every core, and the project's fetcher. */
-  private imageEmbedder(index: IndexRecord): Promise<ImageEmbedder> {
-    const model = indexModel(index);
-    const key = JSON.stringify(model);
-    let embedder = this.imageEmbedders.get(key);
-    if (!embedder) {
-      this.fetcher ??= new ImageFetcher({
-        ...defaultFetchOptions(path.join(this.ctx.project.dir, "cache", "images")),
-        onCacheError: (error) => this.log(`image cache not written: ${error instanceof Error ? error.message : String(error)}`),
-      });
-      const fetcher = this.fetcher;
-      embedder = loadModel(model, defaultThreadCount()).then((provider) => {
-        if (!embedsImages(provider)) throw new EnvironmentError("MODEL_UNSUPPORTED", `The model ${model.id} of ${index.id} does not embed images`, { hint: "Image indexes need a CLIP model: create the index again with --model Xenova/clip-vit-base-patch32 or a CLIP folder." });
-        return new ImageEmbedder(fetcher, provider, (message) => this.log(`${index.id}: ${message}`));
-      });
-      embedder.catch(() => this.imageEmbedders.delete(key));
-      this.imageEmbedders.set(key, embedder);
-    }
-    return embedder;
-  }
-
   /**
    * Fetches, decodes and embeds the images of a batch's objects. Objects with an image that cannot be
    * had are moved to the batch's errors; the vectors of the others are returned by object id.
    */
   private async embedImages(index: IndexRecord, prepared: PreparedBatch): Promise<Map<string, Float32Array[]>> {
-    const embedder = await this.imageEmbedder(index);
+    const pool = this.pool(index);
+    if (!pool.embedImages) {
+      throw new EnvironmentError("MODEL_UNSUPPORTED", `The model ${index.model} of ${index.id} does not embed images`, { hint: "Image indexes need a CLIP model: create the index again with --model Xenova/clip-vit-base-patch32 or a CLIP folder." });
+    }
     // Objects stored before their directory was recorded resolve relative paths against the project's directory.
     const fallback = path.dirname(this.ctx.project.dir);
-    const { vectors, errors } = await embedder.embed(prepared.indexable.map(({ row, images }) => ({ id: row.id, base: row.base ?? fallback, images })));
+    const objects = prepared.indexable.map(({ row, images }) => ({ id: row.id, base: row.base ?? fallback, images }));
+    const { vectors, errors } = await embedObjectImages(objects, (refs) => (pool.embedImages as NonNullable<EmbeddingPool["embedImages"]>)(refs));
     for (const [id, message] of errors) prepared.errors.set(id, message);
     prepared.indexable = prepared.indexable.filter(({ row }) => !errors.has(row.id));
     return vectors;
@@ -507,7 +483,6 @@ class Worker {
   }
 
   async close(): Promise<void> {
-    this.fetcher?.close();
     await Promise.all([...this.pools.values()].map((pool) => pool.close()));
   }
 }
