@@ -6,7 +6,11 @@
  *   free and results come back in input order (q8: 420 texts/s, against 275 for one session with 2
  *   onnxruntime threads, whose small matrix products parallelise poorly);
  * - fp32 ONNX models, which embed sorted batches, get one in-process session with an onnxruntime
- *   thread per core (193 texts/s, against 156 for two single-threaded copies), one copy of the weights.
+ *   thread per core (193 texts/s, against 156 for two single-threaded copies), one copy of the weights;
+ * - CLIP models (`npm run bench:images`) get the pool of threads whatever their dtype, each thread
+ *   fetching, decoding and embedding its own images: onnxruntime-node blocks the thread it runs on, so
+ *   decoding in the same thread as inference cannot overlap it (1 → 2 threads: 28 → 28 images/s in one
+ *   session, 20 → 39 in the pool).
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
