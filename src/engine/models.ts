@@ -9,9 +9,9 @@ import path from "node:path";
 import { ConflictError, EnvironmentError, NotFoundError, SemsearchError, ValidationError, type Warning } from "./errors.js";
 import { knownModel, KNOWN_MODELS, type KnownModel } from "./embedding/known-models.js";
 import { cachedModels, isHubId, isModelFile, modelFileStat, modelsDir, modelsFsError, readManifest, removeCachedModel, tokenizerHash, weightsHash, type CachedModel } from "./embedding/model-cache.js";
-import { CLIP_WEIGHTS_FILES, hashedFiles, MODEL_DTYPES, TOKENIZER_FILES, weightsFiles, type ModelDtype, type ModelKind, type ModelSpec, type Pooling } from "./embedding/model-spec.js";
+import { hashedFiles, MODEL_DTYPES, weightsFiles, type ModelDtype, type ModelSpec, type Pooling } from "./embedding/model-spec.js";
 import { chooseDtype, downloadModel, fetchModelInfo, filesFor, modelKind, type DownloadProgress } from "./embedding/hub.js";
-import { BUNDLED_ALIASES, BUNDLED_DESCRIPTION, BUNDLED_SPEC, loadModel } from "./embedding/registry.js";
+import { BUNDLED_ALIASES, BUNDLED_DESCRIPTION, BUNDLED_SPEC, DEFAULT_IMAGE_MODEL, loadModel } from "./embedding/registry.js";
 import { embedsImages } from "./embedding/provider.js";
 import { readFolderFacts } from "./embedding/folder-facts.js";
 import type { IndexRecord } from "./types.js";
@@ -340,8 +340,12 @@ export function listModelEntries(indexes: readonly IndexRecord[]): ModelListEntr
     entries.push({
       id,
       status: downloads.length ? "downloaded" : "known",
-      description: known ? `${known.languages}, ${known.dimension}-d, ${known.pooling} pooling${known.query_prefix ? ", query prefix" : ""}` : "not in the known table (settings read from its config)",
-      ...(known ? { dimension: known.dimension, pooling: known.pooling } : {}),
+      description: !known
+        ? "not in the known table (settings read from its config)"
+        : known.kind === "clip"
+          ? `image-text (CLIP), ${known.dimension}-d, for image indexes${known.id === DEFAULT_IMAGE_MODEL ? " (their default)" : ""}`
+          : `${known.languages}, ${known.dimension}-d, ${known.pooling} pooling${known.query_prefix ? ", query prefix" : ""}`,
+      ...(known ? { dimension: known.dimension, ...(known.kind ? {} : { pooling: known.pooling }) } : {}),
       downloads,
       used_by: usedBy(id),
       ...(known?.scifact ? { scifact: known.scifact } : {}),

@@ -18,6 +18,8 @@ export interface KnownModel {
   languages: string;
   /** Published SciFact test nDCG@10 (MTEB / model card), where known. */
   scifact?: number;
+  /** `clip`: an image-text model, for image indexes (its pooling and prefixes do not apply). */
+  kind?: "clip";
 }
 
 const BGE_QUERY = "Represent this sentence for searching relevant passages: ";
@@ -44,6 +46,9 @@ export const KNOWN_MODELS: readonly KnownModel[] = [
   model("Xenova/nomic-embed-text-v1.5", 768, "mean", 2048, { query_prefix: "search_query: ", document_prefix: "search_document: " }),
   model("mixedbread-ai/mxbai-embed-large-v1", 1024, "cls", 512, { query_prefix: BGE_QUERY }),
   model("Snowflake/snowflake-arctic-embed-xs", 384, "cls", 512, { query_prefix: BGE_QUERY }),
+  model("Xenova/clip-vit-base-patch32", 512, "cls", 77, { kind: "clip" }),
+  model("Xenova/clip-vit-base-patch16", 512, "cls", 77, { kind: "clip" }),
+  model("Xenova/clip-vit-large-patch14", 768, "cls", 77, { kind: "clip" }),
 ];
 
 /** The known model with this id (case-insensitive, as the hub treats ids), or undefined. */
