@@ -4,7 +4,7 @@
  * entries stay in the same order on every page. Esc or Ctrl+C at the menu leaves (the prompts restore
  * the terminal); in a question asked from the menu, they go back to the menu.
  */
-import { MAX_LIMIT, MAX_RESULTS, type Engine, type SearchHit, type SearchPage, type SearchParams } from "../engine/index.js";
+import { displayReference, MAX_LIMIT, MAX_RESULTS, type Engine, type SearchHit, type SearchPage, type SearchParams } from "../engine/index.js";
 import { abort, ask, begin, choose, chooseKey, end, say, type Choice } from "./prompts.js";
 import { highlightLabel, renderHighlight } from "./render/highlight.js";
 import { chalk } from "./render/style.js";
@@ -64,7 +64,7 @@ export function renderHit(hit: SearchHit, rank: number, query: string, width = t
   const lines = [chalk.bold(`#${rank} ${hit.id}`) + chalk.dim(` · score ${hit.score.toFixed(3)}`), JSON.stringify(hit.object, null, 2)];
   for (const h of hit.highlights ?? []) {
     if (!("highlight_type" in h)) {
-      lines.push(`${chalk.dim("image")} ${snippet(h.media_identifier, Math.max(20, width - 6))}`);
+      lines.push(`${chalk.dim("image")} ${snippet(displayReference(h.media_identifier), Math.max(20, width - 6))}`);
       continue;
     }
     const where = `${h.references[0]?.source ?? ""} [${h.references[0]?.position.start_char}–${h.references[0]?.position.end_char}]`;
@@ -127,7 +127,9 @@ async function openResult(engine: Engine, session: Session, page: SearchPage): P
   );
   if (picked === null) return;
   const hit = page.hits[Number(picked)] as SearchHit;
-  process.stdout.write(`\n${renderHit(hit, session.offset + Number(picked) + 1, session.query, width)}${await thumbnail(engine, hit)}`);
+  // The text first: the thumbnail may take a moment (an image fetched over HTTP, at most a few seconds).
+  process.stdout.write(`\n${renderHit(hit, session.offset + Number(picked) + 1, session.query, width)}`);
+  process.stdout.write(await thumbnail(engine, hit));
 }
 
 /** Does what a menu key asks; true when the page is to be fetched again and shown. */

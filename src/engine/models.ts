@@ -13,6 +13,7 @@ import { hashedFiles, MODEL_DTYPES, weightsFiles, type ModelDtype, type ModelSpe
 import { chooseDtype, downloadModel, fetchModelInfo, filesFor, modelKind, type DownloadProgress } from "./embedding/hub.js";
 import { BUNDLED_ALIASES, BUNDLED_DESCRIPTION, BUNDLED_SPEC, DEFAULT_IMAGE_MODEL, loadModel } from "./embedding/registry.js";
 import { embedsImages } from "./embedding/provider.js";
+import { parsePreprocessorConfig } from "./images/preprocess-config.js";
 import { readFolderFacts } from "./embedding/folder-facts.js";
 import type { IndexRecord } from "./types.js";
 
@@ -152,6 +153,14 @@ function clipSpec(id: string, source: "hub" | "folder", dir: string, config: Rec
   }
   const text = (config.text_config ?? {}) as Record<string, unknown>;
   const positive = (value: unknown) => (typeof value === "number" && Number.isSafeInteger(value) && value > 0 ? value : undefined);
+  // The image preprocessing must be readable and give the size the vision tower was built for.
+  const input = parsePreprocessorConfig(readJson(path.join(dir, "preprocessor_config.json")) ?? null);
+  const imageSize = positive((config.vision_config as Record<string, unknown> | undefined)?.image_size);
+  if (imageSize !== undefined && (input.width !== imageSize || input.height !== imageSize)) {
+    throw new ValidationError("MODEL_UNSUPPORTED", `The model in ${dir} cannot be used: its preprocessor_config.json makes ${input.width} × ${input.height} images, but its vision tower takes ${imageSize} × ${imageSize} (config.json vision_config.image_size)`, {
+      issues: [{ path: "configuration.model", message: "preprocessor_config.json does not fit the vision tower" }],
+    });
+  }
   const positions = positive(text.max_position_embeddings) ?? 77;
   return {
     id,

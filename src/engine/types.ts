@@ -91,7 +91,7 @@ export interface SearchHit {
   object: JsonObject;
   /** The searchable text of the object, for snippets ("" when the search asked for no snippets). */
   text: string;
-  /** Image indexes, for tables (with snippets): the best matching image, as stored. */
+  /** Image indexes, for tables (with snippets): the best matching image, as a person may see it (no credentials, cut). */
   image?: string;
   /** Present when highlights were asked for: best first (in image indexes, images first, then text). */
   highlights?: Highlight[];

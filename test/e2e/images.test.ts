@@ -69,6 +69,7 @@ describe("an image index over local files", () => {
     { id: "not-image", caption: "notes", kind: "things", photo: "pics/notes.jpg" },
     { id: "empty", caption: "empty", kind: "things", photo: "pics/empty.png" },
     { id: "bomb", caption: "huge", kind: "things", photo: "pics/bomb.png" },
+    { id: "crowded", caption: "too many", kind: "things", photos: Array.from({ length: 257 }, () => "pics/red.png") },
   ];
 
   beforeAll(async () => {
@@ -90,12 +91,14 @@ describe("an image index over local files", () => {
   it("indexes every object it can and puts the others in ERROR with a reason a person understands", async () => {
     expect(waited.exitCode, waited.stderr).toBe(7);
     const { status } = await cliJson(project, ["index", "status", id]);
-    expect(status).toMatchObject({ READY: 7, ERROR: 4, UPLOADED: 0, PROCESSING: 0 });
+    expect(status).toMatchObject({ READY: 7, ERROR: 5, UPLOADED: 0, PROCESSING: 0 });
     const reason = async (object: string) => (await cliJson(project, ["objects", "get", object])).status.indexes[0].error as string;
     expect(await reason("missing")).toBe('image "pics/nowhere.png": file not found');
-    expect(await reason("not-image")).toMatch(/^image "pics\/notes\.jpg": not an image/);
+    // a local file's content is never quoted (it is not the reader's to show); a download's is
+    expect(await reason("not-image")).toBe('image "pics/notes.jpg": not an image (unknown format)');
     expect(await reason("empty")).toBe('image "pics/empty.png": empty file');
     expect(await reason("bomb")).toMatch(/^image "pics\/bomb\.png": too large: 50000 × 50000 pixels/);
+    expect(await reason("crowded")).toBe("257 images; an object holds at most 256 in an image index");
   });
 
   it("finds the image of the colour a query names, in every format, by images alone", async () => {
@@ -227,6 +230,17 @@ describe("image index creation", () => {
     }
   });
 
+  it("refuses a CLIP folder whose preprocessing does not fit its vision tower, with one JSON error document", async () => {
+    const project = tempProject();
+    const folder = path.join(tempDir(), "crop-64");
+    cpSync(CLIP, folder, { recursive: true });
+    const config = JSON.parse(readFileSync(path.join(folder, "preprocessor_config.json"), "utf8"));
+    writeFileSync(path.join(folder, "preprocessor_config.json"), JSON.stringify({ ...config, crop_size: { height: 64, width: 64 }, size: { shortest_edge: 64 } }));
+    const result = await runCli(["--project", project, "--json", "index", "create", "--type", "image", "--model", folder]);
+    expect(result.exitCode).toBe(4);
+    expect(JSON.parse(result.stderr).errors[0].message).toMatch(/preprocessor_config\.json makes 64 × 64 images, but its vision tower takes 32 × 32/);
+  });
+
   it("refuses image fields in a text index", async () => {
     const project = tempProject();
     const result = await runCli(["--project", project, "--json", "index", "create", "--image-fields", "photo"]);
@@ -268,6 +282,8 @@ class ImageServer {
     switch (url) {
       case "/ok.png":
         return this.send(response, url, png("green"));
+      case "/private.png":
+        return this.send(response, url, png("white"));
       case "/flaky.png":
         if (count === 1) {
           response.writeHead(500).end("try again");
@@ -354,6 +370,18 @@ describe("an image index over HTTP", () => {
     expect(images.conditional.get("/changing.png")).toBeGreaterThanOrEqual(1);
   });
 
+  it("never shows a URL's credentials in tables", async () => {
+    const secret = `${base.replace("://", "://user:s3cret@")}/private.png`;
+    await cliJson(project, ["objects", "add", "-"], { input: jsonl([{ id: "private", photo: secret }]), env });
+    await runCli(["--project", project, "index", "status", id, "--wait"], { env });
+    const table = await runCli(["--project", project, "search", id, "white", "--mode", "vector", "--limit", "3"], { env });
+    expect(table.stdout).toMatch(/private\.png/);
+    expect(table.stdout).not.toMatch(/s3cret/);
+    // the JSON shape keeps the identifier exactly as stored
+    const json = await cliJson<Response>(project, ["search", id, "white", "--mode", "vector", "--limit", "3", "--result-fields", "highlights"], { env });
+    expect(JSON.stringify(json)).toContain(secret);
+  });
+
   it("sees a changed image (new ETag) when its object is indexed again", async () => {
     const top = async (query: string) => ids(await cliJson<Response>(project, ["search", id, query, "--mode", "vector"], { env }))[0];
     expect(await top("red")).toBe("changing");
@@ -402,5 +430,34 @@ describe("a worker killed while building an image index", () => {
       { reference_type: "image", media_identifier: "pics/blue.png" },
       { reference_type: "image", media_identifier: "pics/green.png" },
     ]);
+  });
+});
+
+describe("HTTP requests at once", () => {
+  it("are at most 8 in all, however many embedding threads fetch", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const red = readFileSync(path.join(IMAGES, "red.png"));
+    const server = createServer((_request, response) => {
+      most = Math.max(most, ++inFlight);
+      setTimeout(() => {
+        inFlight--;
+        response.writeHead(200, { "content-type": "image/png", "content-length": String(red.length) }).end(red);
+      }, 150);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const project = tempProject();
+      const env = { SEMSEARCH_THREADS: "4" };
+      await cliJson(project, ["objects", "add", "-"], { input: jsonl(Array.from({ length: 48 }, (_, i) => ({ id: `o${i}`, photo: `${url}/${i}.png` }))), env });
+      const created = await runCli(["--project", project, "--json", "index", "create", "--type", "image", "--model", CLIP, "--wait"], { env });
+      expect(created.exitCode, created.stderr).toBe(0);
+      expect(most).toBeGreaterThan(1);
+      expect(most).toBeLessThanOrEqual(8);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

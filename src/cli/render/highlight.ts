@@ -1,5 +1,5 @@
 /** Showing a highlight in a table cell: query words emphasised, cut to fit around the first match. */
-import type { SearchHit } from "../../engine/index.js";
+import { displayReference, type SearchHit } from "../../engine/index.js";
 import { chalk } from "./style.js";
 
 /** Lower-case query words of 3 letters or more, as stems of at most 5 letters (so "cells" finds "cell"). */
@@ -49,5 +49,5 @@ export function renderHighlight(text: string, query: string, width: number): str
 export function highlightLabel(hit: SearchHit): string {
   const best = hit.highlights?.[0];
   if (!best) return hit.image ?? hit.text;
-  return "highlight_type" in best ? best.highlight.text : best.media_identifier;
+  return "highlight_type" in best ? best.highlight.text : displayReference(best.media_identifier);
 }

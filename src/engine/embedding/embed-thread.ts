@@ -11,7 +11,7 @@ type Request = { id: number; texts: string[] } | { id: number; images: ImageRef[
 
 const port = parentPort;
 if (!port) throw new Error("embed-thread must run as a worker thread");
-const { model, imageCache } = workerData as { model: ModelSpec; imageCache: string | null };
+const { model, imageCache, imageConcurrency } = workerData as { model: ModelSpec; imageCache: string | null; imageConcurrency: number };
 const provider = loadModel(model);
 // A model that cannot be loaded fails every request with its own error, not an unhandled rejection.
 provider.catch(() => {});
@@ -21,7 +21,7 @@ async function images(refs: ImageRef[]): Promise<ImageOutcome[]> {
   if (!pipeline) {
     const loaded = await provider;
     if (!embedsImages(loaded)) throw new InternalError("NOT_AN_IMAGE_MODEL", `the model ${model.id} does not embed images`);
-    pipeline = new ImagePipeline(new ImageFetcher(defaultFetchOptions(imageCache)), loaded);
+    pipeline = new ImagePipeline(new ImageFetcher({ ...defaultFetchOptions(imageCache), concurrency: imageConcurrency }), loaded);
   }
   return pipeline.run(refs);
 }

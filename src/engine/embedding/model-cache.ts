@@ -275,8 +275,9 @@ export async function verifyModelFiles(spec: ModelSpec): Promise<string | null> 
     }
   }
   if (spec.tokenizer_sha256 && tokenizerHash(dir, hashedFiles(spec.kind)) !== spec.tokenizer_sha256) {
-    throw new EnvironmentError("MODEL_CHANGED", `The model ${spec.id} of this index has changed: its tokenizer or config in ${dir} is not the one the index was built with`, {
-      hint: `Vectors from another tokenizer would not match the index. ${fix}`,
+    const what = spec.kind === "clip" ? "tokenizer, config or image preprocessing (preprocessor_config.json)" : "tokenizer or config";
+    throw new EnvironmentError("MODEL_CHANGED", `The model ${spec.id} of this index has changed: its ${what} in ${dir} is not the one the index was built with`, {
+      hint: `Vectors made with other settings would not match the index. ${fix}`,
     });
   }
   weights.forEach((entry, i) => {

@@ -22,6 +22,9 @@ import { loadModel } from "./registry.js";
 /** Texts (or images) sent to a thread at a time: small enough to balance, large enough to amortise messaging. */
 const CHUNK = 8;
 
+/** HTTP image requests in flight at once, in all threads together. */
+const IMAGE_REQUESTS = 8;
+
 /** What a thread is asked: texts to embed, or image references to fetch, decode and embed. */
 type Work = { texts: string[] } | { images: ImageRef[] };
 
@@ -95,7 +98,9 @@ export function createThreadPool(model: ModelSpec, threads = defaultThreadCount(
   };
 
   for (let i = 0; i < threads; i++) {
-    const worker = new Worker(new URL("./embed-thread.js", import.meta.url), { workerData: { model, imageCache: options.imageCache ?? null } });
+    // HTTP requests at once are shared among the threads (8 in all, at least one each).
+    const imageConcurrency = Math.max(1, Math.floor(IMAGE_REQUESTS / threads));
+    const worker = new Worker(new URL("./embed-thread.js", import.meta.url), { workerData: { model, imageCache: options.imageCache ?? null, imageConcurrency } });
     const slot: Slot = { worker, busy: null };
     worker.on("message", (message: { outcomes?: ImageOutcome[]; error?: ErrorPayload }) => {
       const task = slot.busy;

@@ -56,6 +56,8 @@ function loadRuntime(images = false): Transformers {
   }
   const loaded = require("@huggingface/transformers") as Transformers;
   loaded.env.allowRemoteModels = false;
+  // Its failures reach the user as semsearch's own errors; its log (inputs dumped on stderr) only when debugging.
+  if (!process.env.SEMSEARCH_DEBUG) loaded.env.logLevel = loaded.LogLevel.NONE;
   loaded.env.allowLocalModels = true;
   loaded.env.useFSCache = false;
   loaded.env.useBrowserCache = false;

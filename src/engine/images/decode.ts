@@ -26,9 +26,17 @@ export { parsePreprocessorConfig, type ClipPreprocessConfig, type ResizeKernel }
 /** The most pixels (width × height) an image may have; larger ones are refused before decoding. */
 export const MAX_IMAGE_PIXELS = 100_000_000;
 
+/** The longest side an image is resized to before its centre crop (a 4,464:1 strip at 224 px). */
+const MAX_RESIZED_SIDE = 1_000_000;
+
 export interface PreprocessOptions {
   /** Refuse images with more pixels than this (read from the header, before decoding). Default MAX_IMAGE_PIXELS. */
   maxPixels?: number;
+  /**
+   * Whether a reason may quote the first bytes of what is not an image (`starts with "<!DOCTYPE"`):
+   * yes for a download, not for a local file, whose content is not the reader's to show. Default true.
+   */
+  quoteContent?: boolean;
 }
 
 /** An image that cannot be used. `reason` is short and human, for `image "<ref>": <reason>`. */
@@ -55,13 +63,13 @@ export async function preprocessImage(bytes: Uint8Array, config: ClipPreprocessC
   if (!Number.isSafeInteger(maxPixels) || maxPixels < 1) throw new RangeError(`maxPixels must be a positive whole number, got ${maxPixels}`);
   if (bytes.length === 0) throw new ImageDecodeError("empty file");
   const { default: sharp } = await import("sharp");
-  const { meta, label } = await checkedHeader(sharp, bytes, maxPixels);
+  const { meta, label } = await checkedHeader(sharp, bytes, maxPixels, options.quoteContent !== false);
   return toChw(await decodeRgb(sharp, bytes, meta, config, maxPixels, label), config);
 }
 
 /** The header of an image semsearch can decode (a known format, at most `maxPixels`), with its format's label. */
-async function checkedHeader(sharp: Sharp, bytes: Uint8Array, maxPixels: number): Promise<{ meta: SharpMetadata; label: string }> {
-  const meta = await readHeader(sharp, bytes);
+async function checkedHeader(sharp: Sharp, bytes: Uint8Array, maxPixels: number, quote = true): Promise<{ meta: SharpMetadata; label: string }> {
+  const meta = await readHeader(sharp, bytes, quote);
   const format = headerFormat(meta.format, meta.compression);
   const label = formatLabel(format);
   if (label === null) throw new ImageDecodeError(`unsupported format ${JSON.stringify(format)}`);
@@ -72,12 +80,12 @@ async function checkedHeader(sharp: Sharp, bytes: Uint8Array, maxPixels: number)
 }
 
 /** The header only (format, size, orientation): no pixel is decoded, so any size is safe to read. */
-async function readHeader(sharp: Sharp, bytes: Uint8Array): Promise<SharpMetadata> {
+async function readHeader(sharp: Sharp, bytes: Uint8Array, quote: boolean): Promise<SharpMetadata> {
   try {
     return await sharp(bytes, { limitInputPixels: false, failOn: "error", animated: false }).metadata();
   } catch (error) {
     const sniffed = sniffFormat(bytes);
-    if (sniffed === null) throw new ImageDecodeError(describeNonImage(bytes), { cause: error });
+    if (sniffed === null) throw new ImageDecodeError(quote ? describeNonImage(bytes) : "not an image (unknown format)", { cause: error });
     const label = formatLabel(sniffed);
     throw new ImageDecodeError(label ? corrupt(label, error) : `unsupported format ${JSON.stringify(sniffed)}`, { cause: error });
   }
@@ -100,7 +108,12 @@ async function decodeRgb(sharp: Sharp, bytes: Uint8Array, meta: SharpMetadata, c
   // The size as displayed: EXIF orientations 5–8 turn the image a quarter.
   let size = { width: meta.autoOrient.width, height: meta.autoOrient.height };
   if (config.resize) {
+    const original = size;
     size = resizedSize(size, config.resize);
+    // A strip thousands of times longer than wide would be resized to more pixels than libvips takes.
+    if (Math.max(size.width, size.height) > MAX_RESIZED_SIDE || Math.min(size.width, size.height) < 1) {
+      throw new ImageDecodeError(`too elongated to use: ${original.width} × ${original.height} pixels`);
+    }
     image = image.resize(size.width, size.height, { fit: "fill", kernel: config.kernel });
   }
   let [left, top] = [0, 0];

@@ -140,6 +140,9 @@ function requestOnce(url: URL, context: HttpContext, deadline: number): Promise<
       }
       const typeProblem = contentTypeProblem(response.headers["content-type"]);
       if (typeProblem) return finish(failure(typeProblem, false), true);
+      // Asked for identity; a server that compresses anyway sends bytes that are not the image.
+      const encoding = response.headers["content-encoding"]?.trim().toLowerCase();
+      if (encoding && encoding !== "identity") return finish(failure(`compressed by the server (Content-Encoding ${encoding.slice(0, 40)}), which semsearch did not ask for`, false), true);
       const declared = Number(response.headers["content-length"]);
       if (Number.isFinite(declared) && declared > limits.maxBytes) return finish(failure(`larger than ${formatBytes(limits.maxBytes)}`, false), true);
       const chunks: Buffer[] = [];

@@ -7,12 +7,11 @@
  */
 import http from "node:http";
 import https from "node:https";
-import { constants, type Stats } from "node:fs";
-import { open, type FileHandle } from "node:fs/promises";
 import { createRequire } from "node:module";
 import type { LookupFunction } from "node:net";
 import path from "node:path";
 import { ImageCache, type CacheEntry } from "./fetch-cache.js";
+import { readRegularFile } from "./read-file.js";
 import { formatBytes, httpGet, type HttpContext, type HttpOutcome } from "./fetch-http.js";
 import type { ImageReference } from "./reference.js";
 
@@ -43,22 +42,24 @@ export interface FetchOptions {
 
 export const DEFAULT_MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 export const DEFAULT_IMAGE_TIMEOUT_MS = 30_000;
+export const MAX_IMAGE_TIMEOUT_MS = 3_600_000;
 /** Retry-After is honoured up to this many ms. */
 export const RETRY_AFTER_CAP_MS = 30_000;
 
 /** The defaults, with SEMSEARCH_IMAGE_TIMEOUT / _MAX_BYTES / _RETRY_DELAY_MS applied when valid. */
 export function defaultFetchOptions(cacheDir: string | null, env: NodeJS.ProcessEnv = process.env): FetchOptions {
-  const seconds = /^\d+(\.\d+)?$/.test(env.SEMSEARCH_IMAGE_TIMEOUT ?? "") ? Math.round(Number(env.SEMSEARCH_IMAGE_TIMEOUT) * 1000) : 0;
+  // At most an hour: timers cannot wait longer than 2^31 ms, and no image download should.
+  const seconds = /^\d+(\.\d+)?$/.test(env.SEMSEARCH_IMAGE_TIMEOUT ?? "") ? Math.min(Math.round(Number(env.SEMSEARCH_IMAGE_TIMEOUT) * 1000), MAX_IMAGE_TIMEOUT_MS) : 0;
   const maxBytes = /^\d+$/.test(env.SEMSEARCH_IMAGE_MAX_BYTES ?? "") ? Number(env.SEMSEARCH_IMAGE_MAX_BYTES) : 0;
   const delay = /^\d+$/.test(env.SEMSEARCH_IMAGE_RETRY_DELAY_MS ?? "") ? Number(env.SEMSEARCH_IMAGE_RETRY_DELAY_MS) : -1;
   return {
     cacheDir,
-    maxBytes: Number.isSafeInteger(maxBytes) && maxBytes > 0 ? maxBytes : DEFAULT_MAX_IMAGE_BYTES,
+    maxBytes: Number.isSafeInteger(maxBytes) && maxBytes > 0 ? Math.min(maxBytes, 1024 * 1024 * 1024) : DEFAULT_MAX_IMAGE_BYTES,
     connectTimeoutMs: 10_000,
     timeoutMs: Number.isSafeInteger(seconds) && seconds > 0 ? seconds : DEFAULT_IMAGE_TIMEOUT_MS,
     maxRedirects: 5,
     retries: 2,
-    retryDelayMs: Number.isSafeInteger(delay) && delay >= 0 ? delay : 500,
+    retryDelayMs: Number.isSafeInteger(delay) && delay >= 0 ? Math.min(delay, 60_000) : 500,
     concurrency: 8,
   };
 }
@@ -191,33 +192,13 @@ function sleep(ms: number): Promise<void> {
  * read), the size checked before reading.
  */
 async function readLocalImage(file: string, maxBytes: number): Promise<FetchResult> {
-  let handle: FileHandle | undefined;
   try {
-    handle = await open(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
-    const stat = await handle.stat();
-    const problem = localProblem(stat, maxBytes);
-    if (problem) return failed(problem);
-    const bytes = Buffer.alloc(stat.size);
-    let filled = 0;
-    while (filled < bytes.byteLength) {
-      const { bytesRead } = await handle.read(bytes, filled, bytes.byteLength - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    return filled === 0 ? failed("empty file") : { ok: true, bytes: bytes.subarray(0, filled), fromCache: false };
+    const read = await readRegularFile(file, maxBytes);
+    if ("problem" in read) return failed(read.problem === "directory" ? "is a directory" : read.problem === "not regular" ? "not a regular file" : `larger than ${formatBytes(maxBytes)}`);
+    return read.bytes.byteLength === 0 ? failed("empty file") : { ok: true, bytes: read.bytes, fromCache: false };
   } catch (error) {
     return localFailure(error);
-  } finally {
-    await handle?.close().catch(() => {});
   }
-}
-
-function localProblem(stat: Stats, maxBytes: number): string | null {
-  if (stat.isDirectory()) return "is a directory";
-  if (!stat.isFile()) return "not a regular file";
-  if (stat.size === 0) return "empty file";
-  if (stat.size > maxBytes) return `larger than ${formatBytes(maxBytes)}`;
-  return null;
 }
 
 /** A file-system error as a reason, by its system code. */

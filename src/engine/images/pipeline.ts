@@ -20,7 +20,7 @@ export interface ImageRef {
 /** An image's unit vector, or why it has none. */
 export type ImageOutcome = Float32Array | string;
 
-/** Images fetched and decoded at once (sharp runs on libuv's threads), and images per vision-model call. */
+/** Images fetched and decoded at once per thread (sharp runs on libuv's threads), and images per vision-model call. */
 const DECODE_CONCURRENCY = 4;
 export const EMBED_BATCH = 8;
 
@@ -49,7 +49,7 @@ export class ImagePipeline {
       if ("error" in resolved) return { ok: false, reason: resolved.error };
       const fetched = await this.fetcher.fetch(resolved);
       if (!fetched.ok) return { ok: false, reason: fetched.reason };
-      return { ok: true, pixels: await preprocessImage(fetched.bytes, config) };
+      return { ok: true, pixels: await preprocessImage(fetched.bytes, config, { quoteContent: resolved.kind === "http" }) };
     } catch (error) {
       return { ok: false, reason: describe(error) };
     }

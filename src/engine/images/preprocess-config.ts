@@ -33,7 +33,9 @@ export interface ClipPreprocessConfig {
   height: number;
 }
 
-const Pixels = v.pipe(v.number(), v.safeInteger(), v.minValue(1));
+/** Sizes in a preprocessor config: vision models take inputs of a few hundred pixels; more is a mistake. */
+export const MAX_INPUT_PIXELS = 4096;
+const Pixels = v.pipe(v.number(), v.safeInteger(), v.minValue(1), v.maxValue(MAX_INPUT_PIXELS));
 const Finite = v.pipe(v.number(), v.finite());
 const Positive = v.pipe(v.number(), v.finite(), v.gtValue(0));
 const PerChannel = <T extends typeof Finite | typeof Positive>(item: T) =>

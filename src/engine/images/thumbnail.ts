@@ -6,6 +6,9 @@ import { thumbnailPng } from "./decode.js";
 import { defaultFetchOptions, ImageFetcher } from "./fetch.js";
 import { resolveImageReference } from "./reference.js";
 
+/** How long a thumbnail's image may take to fetch. */
+const THUMBNAIL_TIMEOUT_MS = 4000;
+
 /**
  * A PNG thumbnail (at most `size` px a side) of an image of a stored object, read the way the worker
  * read it (relative paths against the object's directory, HTTP through the project's cache); null
@@ -17,7 +20,8 @@ export async function objectThumbnail(ctx: EngineContext, objectId: string, iden
   if (!row) throw new NotFoundError("OBJECT_NOT_FOUND", `Object "${objectId}" not found`);
   const ref = resolveImageReference(identifier, row.base ?? path.dirname(ctx.project.dir));
   if ("error" in ref) return null;
-  const fetcher = new ImageFetcher({ ...defaultFetchOptions(path.join(ctx.project.dir, "cache", "images")), retries: 0 });
+  // A person is waiting: no retries, and a few seconds at most.
+  const fetcher = new ImageFetcher({ ...defaultFetchOptions(path.join(ctx.project.dir, "cache", "images")), retries: 0, connectTimeoutMs: THUMBNAIL_TIMEOUT_MS, timeoutMs: THUMBNAIL_TIMEOUT_MS });
   try {
     const fetched = await fetcher.fetch(ref);
     return fetched.ok ? await thumbnailPng(fetched.bytes, size) : null;

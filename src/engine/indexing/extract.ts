@@ -23,6 +23,9 @@ export function searchableText(object: JsonObject, config: IndexConfiguration): 
     .join("\n");
 }
 
+/** Images an object may hold in an image index: each is fetched, decoded and embedded, and kept in memory for its batch. */
+export const MAX_IMAGES_PER_OBJECT = 256;
+
 /** One image reference of an object: the value as stored, the field (path) it is in, its place among the object's images. */
 export interface ImageValue {
   field: string;

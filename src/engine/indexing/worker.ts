@@ -14,7 +14,7 @@ import { embedObjectImages } from "./images.js";
 import { createEmbeddingPool, type EmbeddingPool } from "../embedding/pool.js";
 import { indexModel } from "../embedding/registry.js";
 import { MODEL_UNAVAILABLE } from "../embedding/model-cache.js";
-import { EnvironmentError, SemsearchError } from "../errors.js";
+import { EnvironmentError, SemsearchError, ValidationError } from "../errors.js";
 import type { EngineContext } from "../context.js";
 import { failpoint } from "../failpoint.js";
 import { dropOrphanTables } from "../journals.js";
@@ -25,7 +25,7 @@ import { storageType } from "../field-types.js";
 import { batchFilters, fieldType, filterColumnPath, MAX_FILTER_COLUMNS, type BatchFilters } from "../filter-fields.js";
 import type { FilterColumnType, IndexRow, LanceStore, ObjectRow, SegmentRow } from "../store/lancedb.js";
 import type { IndexRecord, JsonObject } from "../types.js";
-import { highlightsEnabled, imageValues, searchableText, segmentableFields, segmentDelimiter, type ImageValue } from "./extract.js";
+import { highlightsEnabled, imageValues, MAX_IMAGES_PER_OBJECT, searchableText, segmentableFields, segmentDelimiter, type ImageValue } from "./extract.js";
 import { segmentText } from "./segment.js";
 
 /** Objects embedded and committed per batch. */
@@ -79,7 +79,11 @@ function prepareBatch(batch: readonly ObjectRow[], index: IndexRecord): Prepared
   for (const row of batch) {
     try {
       const object = JSON.parse(row.body) as JsonObject;
-      parsed.push({ row, object, text: searchableText(object, index.configuration), segments: highlights ? objectSegments(row, object, index) : [], images: imageValues(object, index.configuration) });
+      const images = imageValues(object, index.configuration);
+      if (images.length > MAX_IMAGES_PER_OBJECT) {
+        throw new ValidationError("TOO_MANY_IMAGES", `${images.length.toLocaleString("en-US")} images; an object holds at most ${MAX_IMAGES_PER_OBJECT} in an image index`);
+      }
+      parsed.push({ row, object, text: searchableText(object, index.configuration), segments: highlights ? objectSegments(row, object, index) : [], images });
     } catch (error) {
       errors.set(row.id, error instanceof Error ? error.message : String(error));
     }

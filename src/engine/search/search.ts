@@ -8,6 +8,7 @@ import { fieldResolver } from "../filter-fields.js";
 import { findIndex } from "../indexes.js";
 import { buildingState } from "../status.js";
 import { highlightsEnabled } from "../indexing/extract.js";
+import { displayReference } from "../images/reference.js";
 import { imageTableName, indexTableName, segmentTableName } from "../project.js";
 import type { LanceStore } from "../store/lancedb.js";
 import type { IndexRecord, JsonObject, SearchHit, SearchPage } from "../types.js";
@@ -117,7 +118,7 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
     const object = JSON.parse(row.body) as JsonObject;
     const hit: SearchHit = { id, score, object: projectObject(id, rules.crawled(object), request.objectFields), text: texts.get(id) ?? "" };
     const best = pictures.get(id)?.[0];
-    if (best && params.snippets !== false) hit.image = best.media_identifier;
+    if (best && params.snippets !== false) hit.image = displayReference(best.media_identifier);
     if (request.highlights) {
       const text = image ? highlightsOf(object, segments?.get(id)).slice(0, Math.max(0, budget)) : highlightsOf(object, segments?.get(id));
       if (image) budget -= text.length;

@@ -428,3 +428,23 @@ describe("parsePreprocessorConfig", () => {
     expect((error as ValidationError).message).toContain(`preprocessor_config.json: ${field}`);
   });
 });
+
+describe("what outside testing found", () => {
+  const b32 = () => parsePreprocessorConfig(CLIP_B32);
+
+  it("refuses a strip too elongated to resize, with a reason rather than libvips's message", async () => {
+    const strip = await sharp({ create: { width: 1, height: 200_000, channels: 3, background: { r: 9, g: 9, b: 9 } } }).png().toBuffer();
+    await expect(preprocessImage(strip, b32())).rejects.toMatchObject({ reason: "too elongated to use: 1 × 200000 pixels" });
+  });
+
+  it("quotes what is not an image only when asked (downloads), never a local file's content", async () => {
+    const secret = Buffer.from("root:secret-hash:19000:0:99999:7:::\n");
+    await expect(preprocessImage(secret, b32())).rejects.toMatchObject({ reason: 'not an image (starts with "root:secret-hash")' });
+    await expect(preprocessImage(secret, b32(), { quoteContent: false })).rejects.toMatchObject({ reason: "not an image (unknown format)" });
+  });
+
+  it("refuses preprocessing sizes no vision model takes", () => {
+    expect(() => parsePreprocessorConfig({ ...CLIP_B32, size: { shortest_edge: 1e9 } })).toThrow(ValidationError);
+    expect(() => parsePreprocessorConfig({ ...CLIP_B32, crop_size: { height: 5000, width: 224 } })).toThrow(/crop_size/);
+  });
+});

@@ -1,11 +1,12 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, LookupFunction } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { defaultFetchOptions, ImageFetcher, sniffImageType, type FetchOptions, type FetchResult } from "../../../src/engine/images/fetch.js";
+import { cacheLimit, ImageCache } from "../../../src/engine/images/fetch-cache.js";
 import { tempDir } from "../../helpers/temp.js";
 
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
@@ -117,6 +118,7 @@ const server = new TestServer({
     png(res, PNG, { "last-modified": date });
   },
   "/slow.png": (_req, res) => void setTimeout(() => png(res), 150),
+  "/gzip.png": (_req, res) => png(res, PNG, { "content-encoding": "gzip" }),
 });
 
 let base = "";
@@ -323,6 +325,64 @@ describe("the download cache", () => {
   });
 });
 
+describe("the download cache against damage and full disks", () => {
+  const cacheDir = path.join(dir, "hardened-cache");
+  const entry = (url: string) => path.join(cacheDir, sha256(url));
+
+  it.each([
+    ["a FIFO", (file: string) => spawnSync("mkfifo", [file])],
+    ["a link to /dev/zero", (file: string) => symlinkSync("/dev/zero", file)],
+    ["a directory", (file: string) => mkdirSync(file)],
+  ])("never reads %s put in place of a cached body: it is dropped and the image downloaded again", async (_what, plant) => {
+    etagImage = { tag: '"h1"', body: PNG };
+    const url = `${base}/etag.png`;
+    await get(url, { cacheDir });
+    rmSync(`${entry(url)}.bin`);
+    plant(`${entry(url)}.bin`);
+    const started = Date.now();
+    expect(await get(url, { cacheDir })).toEqual({ ok: true, bytes: PNG, fromCache: false });
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it("drops metadata whose validators cannot be sent back as headers", async () => {
+    etagImage = { tag: '"h2"', body: PNG };
+    const url = `${base}/etag.png`;
+    await get(url, { cacheDir });
+    const meta = JSON.parse(readFileSync(`${entry(url)}.json`, "utf8"));
+    writeFileSync(`${entry(url)}.json`, JSON.stringify({ ...meta, etag: '"bad\u0001"' }));
+    expect(await get(url, { cacheDir })).toEqual({ ok: true, bytes: PNG, fromCache: false });
+    expect(server.requests.at(-1)?.headers["if-none-match"]).toBeUndefined();
+  });
+
+  it("writes nothing beyond its size limit, and removes temporary files of writers that are gone", async () => {
+    const small = path.join(dir, "small-cache");
+    mkdirSync(small, { recursive: true });
+    const leftover = path.join(small, `${"0".repeat(64)}.bin.tmp-999999999-abcdef012345`);
+    writeFileSync(leftover, "partial");
+    const limited = new ImageCache(small, () => {}, PNG.byteLength + 300);
+    await limited.store(`${base}/one.png`, PNG, {});
+    expect(existsSync(leftover)).toBe(false);
+    await limited.store(`${base}/two.png`, PNG, {});
+    const files = readdirSync(small);
+    expect(files.filter((file) => file.endsWith(".bin"))).toHaveLength(1);
+    expect(await limited.load(`${base}/one.png`, 1e6)).toMatchObject({ body: PNG });
+    expect(await new ImageCache(path.join(dir, "off-cache"), () => {}, 0).load(`${base}/x.png`, 1e6)).toBeNull();
+  });
+
+  it("reads its limit from SEMSEARCH_IMAGE_CACHE_MB", () => {
+    expect(cacheLimit({})).toBe(1024 * 1024 * 1024);
+    expect(cacheLimit({ SEMSEARCH_IMAGE_CACHE_MB: "0" })).toBe(0);
+    expect(cacheLimit({ SEMSEARCH_IMAGE_CACHE_MB: "50" })).toBe(50 * 1024 * 1024);
+    expect(cacheLimit({ SEMSEARCH_IMAGE_CACHE_MB: "-1" })).toBe(1024 * 1024 * 1024);
+  });
+});
+
+describe("answers semsearch did not ask for", () => {
+  it("refuses a compressed body", async () => {
+    expect(await get(`${base}/gzip.png`)).toEqual({ ok: false, reason: "compressed by the server (Content-Encoding gzip), which semsearch did not ask for", retryable: false });
+  });
+});
+
 describe("ImageFetcher on local files", () => {
   const local = (file: string, overrides: Partial<FetchOptions> = {}) => fetcher(overrides).fetch({ kind: "file", path: file });
   const isRoot = process.getuid?.() === 0;
@@ -385,6 +445,10 @@ describe("defaultFetchOptions", () => {
     [{ SEMSEARCH_IMAGE_RETRY_DELAY_MS: "0" }, { retryDelayMs: 0 }],
     [{ SEMSEARCH_IMAGE_RETRY_DELAY_MS: "25" }, { retryDelayMs: 25 }],
     [{ SEMSEARCH_IMAGE_RETRY_DELAY_MS: "" }, { retryDelayMs: 500 }],
+    // timers cannot wait past 2^31 ms: long values are capped, not turned into instant timeouts
+    [{ SEMSEARCH_IMAGE_TIMEOUT: "3000000" }, { timeoutMs: 3_600_000 }],
+    [{ SEMSEARCH_IMAGE_RETRY_DELAY_MS: "9999999999" }, { retryDelayMs: 60_000 }],
+    [{ SEMSEARCH_IMAGE_MAX_BYTES: "99999999999" }, { maxBytes: 1024 * 1024 * 1024 }],
   ])("%j", (env, expected) => {
     expect(defaultFetchOptions(null, env)).toMatchObject(expected);
   });
