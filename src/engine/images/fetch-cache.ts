@@ -129,6 +129,8 @@ export class ImageCache {
    */
   async load(url: string, maxBytes: number): Promise<CacheEntry | null> {
     const files = this.files(url);
+    // The first use surveys the folder (and removes what killed writers left), even if nothing is written.
+    this.used ??= await this.survey();
     try {
       let meta: unknown;
       const metaRead = await readRegularFile(files.meta, MAX_META_BYTES, { noFollow: true });

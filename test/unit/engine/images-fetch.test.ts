@@ -367,6 +367,10 @@ describe("the download cache against damage and full disks", () => {
     expect(files.filter((file) => file.endsWith(".bin"))).toHaveLength(1);
     expect(await limited.load(`${base}/one.png`, 1e6)).toMatchObject({ body: PNG });
     expect(await new ImageCache(path.join(dir, "off-cache"), () => {}, 0).load(`${base}/x.png`, 1e6)).toBeNull();
+    // a cache only read (every answer a 304, or writing turned off) removes them too
+    writeFileSync(leftover, "partial");
+    await new ImageCache(small, () => {}, 0).load(`${base}/one.png`, 1e6);
+    expect(existsSync(leftover)).toBe(false);
   });
 
   it("reads its limit from SEMSEARCH_IMAGE_CACHE_MB", () => {
