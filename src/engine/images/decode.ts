@@ -26,8 +26,8 @@ export { parsePreprocessorConfig, type ClipPreprocessConfig, type ResizeKernel }
 /** The most pixels (width × height) an image may have; larger ones are refused before decoding. */
 export const MAX_IMAGE_PIXELS = 100_000_000;
 
-/** The longest side an image is resized to before its centre crop (a 4,464:1 strip at 224 px). */
-const MAX_RESIZED_SIDE = 1_000_000;
+/** The longest side libvips resizes to (before the centre crop, which is lazy: a 1 × 60,000 strip costs little). */
+const MAX_RESIZED_SIDE = 100_000_000;
 
 export interface PreprocessOptions {
   /** Refuse images with more pixels than this (read from the header, before decoding). Default MAX_IMAGE_PIXELS. */
