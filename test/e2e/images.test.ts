@@ -327,7 +327,7 @@ describe("an image index over HTTP", () => {
   let base = "";
   let project = "";
   let id = "";
-  const env = { SEMSEARCH_IMAGE_TIMEOUT: "2", SEMSEARCH_IMAGE_MAX_BYTES: "100000", SEMSEARCH_IMAGE_RETRY_DELAY_MS: "50" };
+  const env = { SEMSEARCH_IMAGE_TIMEOUT: "1", SEMSEARCH_IMAGE_MAX_BYTES: "100000", SEMSEARCH_IMAGE_RETRY_DELAY_MS: "50" };
   const reason = async (object: string) => (await cliJson(project, ["objects", "get", object], { env })).status.indexes[0];
 
   beforeAll(async () => {
@@ -356,7 +356,7 @@ describe("an image index over HTTP", () => {
     expect(await reason("gone")).toMatchObject({ status: "ERROR", error: `image "${base}/gone.png": HTTP 404` });
     expect(await reason("flaky")).toMatchObject({ status: "READY" }); // 500, then 200 on the retry
     expect(images.hits.get("/flaky.png")).toBe(2);
-    expect((await reason("slow")).error).toMatch(/^image ".*\/slow\.png": timed out after 2 s/);
+    expect((await reason("slow")).error).toMatch(/^image ".*\/slow\.png": timed out after 1 s/);
     expect((await reason("big")).error).toMatch(/^image ".*\/big\.png": larger than /);
     expect((await reason("page")).error).toMatch(/^image ".*\/page\.png": not an image \(Content-Type text\/html\)/);
     expect((await reason("loop")).error).toMatch(/^image ".*\/loop\.png": redirect loop/);

@@ -390,7 +390,10 @@ describe("downloading from the hub", () => {
     fresh();
     await cliJson(tempProject(), ["models", "pull", "tiny/mean"], { env: env() });
     hub.faults.throttle = 1024;
+    const seen = hub.requests.length;
     const pulling = runCli(["--json", "models", "pull", "tiny/mean", "--dtype", "fp32"], { env: env() });
+    // The download holds its lock once it asks the hub for a file (a slow start must not let rm in first).
+    for (let i = 0; i < 300 && !hub.requests.slice(seen).some((request) => request.includes("/resolve/")); i++) await new Promise((resolve) => setTimeout(resolve, 50));
     let refused = false;
     for (let i = 0; i < 100 && !refused; i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
