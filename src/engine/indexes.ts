@@ -58,7 +58,7 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date, 
     }
     await dropOrphanTables(ctx.project, store);
     await store.createIndexTable(indexTableName(record.id), record.dimension);
-    for (const table of partTables(record)) await store.createSegmentTable(table, record.dimension);
+    for (const table of partTables(record)) await store.createSegmentTable(table, record.dimension, table !== imageTableName(record.id));
     failpoint("index-create:tables");
     ctx.project.saveIndexes([...ctx.project.indexes(), record]);
   });

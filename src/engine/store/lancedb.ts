@@ -391,7 +391,7 @@ export class LanceStore {
    * Creates a table with the given columns plus `text` (full-text indexed from the start, so text
    * search works from the first row) and a `vector` of `dimension` floats.
    */
-  private async createSearchableTable(name: string, columns: [string, "utf8" | "float64" | "int32"][], dimension: number): Promise<void> {
+  private async createSearchableTable(name: string, columns: [string, "utf8" | "float64" | "int32"][], dimension: number, fullText = true): Promise<void> {
     const { Schema, Field, Utf8, Float64, Int32, Float32, FixedSizeList } = this.mod.arrow;
     const types = { utf8: () => new Utf8(), float64: () => new Float64(), int32: () => new Int32() };
     const schema = new Schema([
@@ -401,7 +401,7 @@ export class LanceStore {
     ]);
     const table = await this.wrap(`creating table ${name}`, () => this.db.createEmptyTable(name, schema, { existOk: true }));
     await this.wrap(`creating the indexes of ${name}`, async () => {
-      await table.createIndex("text", { config: this.mod.lancedb.Index.fts({ withPosition: false }), replace: true });
+      if (fullText) await table.createIndex("text", { config: this.mod.lancedb.Index.fts({ withPosition: false }), replace: true });
       // Rows are fetched by id lists (page objects, rescoring, highlights): a B-tree keeps that off a full scan.
       await table.createIndex("id", { config: this.mod.lancedb.Index.btree(), replace: true });
     });
@@ -413,12 +413,17 @@ export class LanceStore {
     return this.createSearchableTable(name, [["id", "utf8"], ["seq", "float64"]], dimension);
   }
 
-  /** Creates the highlight segments table of an index: one row per segment. */
-  createSegmentTable(name: string, dimension: number): Promise<void> {
+  /**
+   * Creates a part table of an index, one row per part of an object: highlight segments (their text
+   * full-text indexed), or images (`fullText` false: their text is the image's reference, searched
+   * by vector only).
+   */
+  createSegmentTable(name: string, dimension: number, fullText = true): Promise<void> {
     return this.createSearchableTable(
       name,
       [["id", "utf8"], ["object_id", "utf8"], ["seq", "float64"], ["field", "utf8"], ["position", "int32"], ["start_char", "int32"], ["end_char", "int32"]],
       dimension,
+      fullText,
     );
   }
 
@@ -518,12 +523,17 @@ export class LanceStore {
   }
 
   /** Which of `ids` have a row in the index table. */
-  async presentIds(name: string, ids: readonly string[]): Promise<Set<string>> {
+  presentIds(name: string, ids: readonly string[]): Promise<Set<string>> {
+    return this.presentValues(name, "id", ids);
+  }
+
+  /** Which of `values` occur in a column of a table (read in chunks of ids). */
+  private async presentValues(name: string, column: "id" | "object_id", values: readonly string[]): Promise<Set<string>> {
     const table = await this.table(name);
     const out = new Set<string>();
-    for (const part of chunks(ids, ID_CHUNK)) {
-      const rows = await this.wrap(`reading ${name}`, () => table.query().where(sqlIn("id", part)).select(["id"]).toArray());
-      for (const row of rows) out.add(String(row.id));
+    for (const part of chunks(values, ID_CHUNK)) {
+      const rows = await this.wrap(`reading ${name}`, () => table.query().where(sqlIn(column, part)).select([column]).toArray());
+      for (const row of rows) out.add(String(row[column]));
     }
     return out;
   }
@@ -536,14 +546,8 @@ export class LanceStore {
   }
 
   /** Which of the given objects have rows in a part table (segments, images). */
-  async partObjectsOf(name: string, objectIds: readonly string[]): Promise<Set<string>> {
-    const table = await this.table(name);
-    const out = new Set<string>();
-    for (const part of chunks(objectIds, ID_CHUNK)) {
-      const rows = await this.wrap(`reading ${name}`, () => table.query().where(sqlIn("object_id", part)).select(["object_id"]).toArray());
-      for (const row of rows) out.add(String(row.object_id));
-    }
-    return out;
+  partObjectsOf(name: string, objectIds: readonly string[]): Promise<Set<string>> {
+    return this.presentValues(name, "object_id", objectIds);
   }
 
   /** The searchable text of rows, by id. */
