@@ -8,7 +8,7 @@
 import type { IndexConfiguration } from "../config.js";
 import { ValidationError } from "../errors.js";
 import { FieldRules, ownValue } from "../fields.js";
-import { IMAGE_EXTENSIONS, MAX_REFERENCE_LENGTH } from "../images/reference.js";
+import { IMAGE_EXTENSIONS, looksLikeImageReference } from "../images/reference.js";
 import type { JsonObject } from "../types.js";
 import { compileDelimiter, type SegmentDelimiter } from "./segment.js";
 
@@ -36,22 +36,19 @@ export interface ImageValue {
 const IMAGE_NAME = new RegExp(`\\.(${IMAGE_EXTENSIONS.join("|")})$`, "i");
 
 /**
- * Whether a string is an image reference by its look: an http(s) or file URL whose path ends in an
- * image extension (query and fragment aside), or a file path ending in one. One line, at most 4,096
- * characters. Values of declared image fields (`fields.images`) need no look.
+ * Whether a string is an image reference by its look: a reference by form (looksLikeImageReference:
+ * one line, no surrounding space, at most 4,096 characters, an http(s)/file URL or a path ending in
+ * an image extension) and, for a URL, a path ending in an image extension (query and fragment
+ * aside). Values of declared image fields (`fields.images`) need no look.
  */
 export function looksLikeImage(value: string): boolean {
-  if (value.length === 0 || value.length > MAX_REFERENCE_LENGTH || /[\n\r\0]/.test(value)) return false;
-  if (/^[a-z][a-z0-9+.-]*:/i.test(value) && !/^[A-Za-z]:[\\/]/.test(value)) {
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      return false;
-    }
-    return ["http:", "https:", "file:"].includes(url.protocol) && IMAGE_NAME.test(decodeURIComponentSafe(url.pathname));
+  if (!looksLikeImageReference(value)) return false;
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return true;
+  try {
+    return IMAGE_NAME.test(decodeURIComponentSafe(new URL(value).pathname));
+  } catch {
+    return false;
   }
-  return IMAGE_NAME.test(value.trim()) && value.trim() === value;
 }
 
 function decodeURIComponentSafe(text: string): string {

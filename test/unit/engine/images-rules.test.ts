@@ -31,7 +31,7 @@ describe("looksLikeImage", () => {
     ["pics/a.png\n", false],
     ["a\u0000.png", false],
     ["", false],
-    [".png", true],
+    [".png", false], // a dotfile named ".png": no name before the extension (as looksLikeImageReference rules)
     ["x".repeat(5000) + ".png", false],
     ["constructor", false],
     ["__proto__.png", true],
