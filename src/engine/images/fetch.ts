@@ -228,35 +228,3 @@ function localFailure(error: unknown): FetchResult {
   }
 }
 
-/**
- * The image format named by a file's first bytes — `jpeg`, `png`, `gif`, `webp`, `avif`, `heif`,
- * `tiff` or `bmp` — or null when they are none of these.
- */
-export function sniffImageType(bytes: Uint8Array): string | null {
-  const ascii = (start: number, end: number) => String.fromCharCode(...bytes.subarray(start, end));
-  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return "jpeg";
-  if (bytes.length >= 8 && ascii(0, 8) === "\x89PNG\r\n\x1a\n") return "png";
-  if (bytes.length >= 6 && (ascii(0, 6) === "GIF87a" || ascii(0, 6) === "GIF89a")) return "gif";
-  if (bytes.length >= 12 && ascii(0, 4) === "RIFF" && ascii(8, 12) === "WEBP") return "webp";
-  if (bytes.length >= 12 && ascii(4, 8) === "ftyp") return isobmffImage(bytes);
-  if (bytes.length >= 4 && (ascii(0, 4) === "II*\0" || ascii(0, 4) === "MM\0*")) return "tiff";
-  if (bytes.length >= 18 && ascii(0, 2) === "BM") {
-    // The DIB header's size (BITMAPCOREHEADER … BITMAPV5HEADER): "BM" alone is too weak a sign.
-    const dib = bytes[14]! | (bytes[15]! << 8) | (bytes[16]! << 16) | (bytes[17]! << 24);
-    return [12, 16, 40, 52, 56, 64, 108, 124].includes(dib) ? "bmp" : null;
-  }
-  return null;
-}
-
-const AVIF_BRANDS = new Set(["avif", "avis"]);
-const HEIF_BRANDS = new Set(["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1"]);
-
-/** `avif` or `heif` from an ISO-BMFF `ftyp` box's major and compatible brands; null for others (video, …). */
-function isobmffImage(bytes: Uint8Array): string | null {
-  const boxSize = ((bytes[0]! << 24) >>> 0) + (bytes[1]! << 16) + (bytes[2]! << 8) + bytes[3]!;
-  const end = Math.min(bytes.length, boxSize >= 16 ? boxSize : 16, 4096);
-  const brands: string[] = [String.fromCharCode(...bytes.subarray(8, 12))];
-  for (let offset = 16; offset + 4 <= end; offset += 4) brands.push(String.fromCharCode(...bytes.subarray(offset, offset + 4)));
-  if (brands.some((brand) => AVIF_BRANDS.has(brand))) return "avif";
-  return brands.some((brand) => HEIF_BRANDS.has(brand)) ? "heif" : null;
-}

@@ -23,8 +23,21 @@ export function headerFormat(format: string, compression: string | undefined): s
   return compression === "av1" ? "avif" : compression === "hevc" ? "heic" : "heif";
 }
 
-/** ISO-BMFF brands (bytes 8–11 after `ftyp`) of still images. */
-const FTYP_BRANDS: Record<string, string> = { avif: "avif", avis: "avif", heic: "heic", heix: "heic", heim: "heic", heis: "heic", mif1: "heif", msf1: "heif" };
+/** ISO-BMFF brands of still images (the `ftyp` box's major and compatible brands). */
+const AVIF_BRANDS = new Set(["avif", "avis"]);
+const HEIC_BRANDS = new Set(["heic", "heix", "heim", "heis", "hevc", "hevx"]);
+const HEIF_BRANDS = new Set(["mif1", "msf1"]);
+
+/** `avif`, `heic` or `heif` from an ISO-BMFF `ftyp` box's brands (an AV1 brand anywhere wins); null for others (video, …). */
+function isobmffImage(bytes: Uint8Array): string | null {
+  const boxSize = ((bytes[0] as number) << 24 >>> 0) + ((bytes[1] as number) << 16) + ((bytes[2] as number) << 8) + (bytes[3] as number);
+  const end = Math.min(bytes.length, boxSize >= 16 ? boxSize : 16, 4096);
+  const brands = [ascii(bytes, 8, 12)];
+  for (let offset = 16; offset + 4 <= end; offset += 4) brands.push(ascii(bytes, offset, offset + 4));
+  if (brands.some((brand) => AVIF_BRANDS.has(brand))) return "avif";
+  if (brands.some((brand) => HEIC_BRANDS.has(brand))) return "heic";
+  return brands.some((brand) => HEIF_BRANDS.has(brand)) ? "heif" : null;
+}
 
 const SIGNATURES: [format: string, offset: number, magic: string | number[]][] = [
   ["jpeg", 0, [0xff, 0xd8, 0xff]],
@@ -54,9 +67,12 @@ function ascii(bytes: Uint8Array, start: number, end: number): string {
 export function sniffFormat(bytes: Uint8Array): string | null {
   for (const [format, offset, magic] of SIGNATURES) if (matches(bytes, offset, magic)) return format;
   if (matches(bytes, 0, "RIFF") && matches(bytes, 8, "WEBP")) return "webp";
-  if (matches(bytes, 4, "ftyp")) return FTYP_BRANDS[ascii(bytes, 8, 12)] ?? null;
-  // BMP: "BM", the file size, then four reserved zero bytes.
-  if (matches(bytes, 0, "BM") && matches(bytes, 6, [0, 0, 0, 0])) return "bmp";
+  if (bytes.length >= 12 && matches(bytes, 4, "ftyp")) return isobmffImage(bytes);
+  // BMP: "BM" alone is too weak a sign; the DIB header's size (BITMAPCOREHEADER … BITMAPV5HEADER) must be one of the known.
+  if (bytes.length >= 18 && matches(bytes, 0, "BM")) {
+    const dib = ((bytes[14] as number) | ((bytes[15] as number) << 8) | ((bytes[16] as number) << 16) | ((bytes[17] as number) << 24)) >>> 0;
+    return [12, 16, 40, 52, 56, 64, 108, 124].includes(dib) ? "bmp" : null;
+  }
   return null;
 }
 
