@@ -1,9 +1,11 @@
 /**
  * The embedding provider interface: everything search and indexing know of a model.
- * Text models (the bundled Universal Sentence Encoder, Hugging Face models) and image
- * models (CLIP, later) implement it; a search always embeds its query with the
+ * Text models (the bundled Universal Sentence Encoder, Hugging Face models) and image-text
+ * models (CLIP: ImageEmbeddingProvider) implement it; a search always embeds its query with the
  * provider recorded for the index.
  */
+
+import type { ClipPreprocessConfig } from "../images/preprocess-config.js";
 
 /** What a text is, for models that embed queries and documents differently (prefixes). */
 export type EmbedRole = "query" | "document";
@@ -20,12 +22,12 @@ export interface EmbeddingProvider {
 }
 
 /** How a model wants its images: the size and normalisation of its input (images/preprocess-config.ts). */
-export type { ClipPreprocessConfig } from "../images/preprocess-config.js";
+export type { ClipPreprocessConfig };
 
 /** An image-text model (CLIP): texts and images embedded into one space. */
 export interface ImageEmbeddingProvider extends EmbeddingProvider {
   /** The image preprocessing of the model (loads the vision tower). */
-  imageInput(): Promise<import("../images/preprocess-config.js").ClipPreprocessConfig>;
+  imageInput(): Promise<ClipPreprocessConfig>;
   /** Embeds preprocessed images (CHW floats, `imageInput()`'s size) into unit vectors, in order. */
   embedImages(pixels: readonly Float32Array[]): Promise<Float32Array[]>;
 }

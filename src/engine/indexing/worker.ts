@@ -280,9 +280,10 @@ class Worker {
     const pool = this.pool(index);
     const objectTexts = !isImageIndex(index.configuration);
     const inputs = (entries: PreparedBatch["indexable"]) => [...(objectTexts ? entries.map((entry) => entry.text) : []), ...entries.flatMap((entry) => entry.segments.map((segment) => segment.text))];
-    if (inputs(prepared.indexable).length === 0) return { indexable: prepared.indexable, vectors: [] };
+    const all = inputs(prepared.indexable);
+    if (all.length === 0) return { indexable: prepared.indexable, vectors: [] };
     try {
-      return { indexable: prepared.indexable, vectors: await pool.embed(inputs(prepared.indexable)) };
+      return { indexable: prepared.indexable, vectors: await pool.embed(all) };
     } catch (error) {
       if (error instanceof SemsearchError && MODEL_UNAVAILABLE.has(error.code)) throw error;
       this.log(`${index.id}: embedding a batch failed (${error instanceof Error ? error.message.split("\n")[0] : String(error)}); embedding its objects one by one`);

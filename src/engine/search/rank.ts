@@ -67,7 +67,7 @@ export function bestImageVectors(store: LanceStore, imagesTable: string): Vector
 /** The best score of each object among scored parts (images), best first. */
 export function bestPerObject(parts: readonly { object_id: string; score: number }[]): ScoredId[] {
   const best = new Map<string, number>();
-  for (const { object_id, score } of parts) if (!(best.get(object_id)! >= score)) best.set(object_id, score);
+  for (const { object_id, score } of parts) best.set(object_id, Math.max(score, best.get(object_id) ?? -Infinity));
   return [...best].map(([id, score]) => ({ id, score })).sort(compareRanked);
 }
 
