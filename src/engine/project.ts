@@ -15,7 +15,8 @@
  */
 import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
-import { parseCreateIndexBody } from "./config.js";
+import { isImageIndex, parseCreateIndexBody } from "./config.js";
+import { highlightsEnabled } from "./indexing/extract.js";
 import { EnvironmentError, fsError } from "./errors.js";
 import { withLock } from "./lock.js";
 import {
@@ -344,8 +345,8 @@ export function imageTableName(indexId: string): string {
  */
 export function partTables(index: Pick<IndexRecord, "id" | "configuration">): string[] {
   return [
-    ...(index.configuration.index_type.highlights?.text === true ? [segmentTableName(index.id)] : []),
-    ...(index.configuration.index_type.name === "image" ? [imageTableName(index.id)] : []),
+    ...(highlightsEnabled(index.configuration) ? [segmentTableName(index.id)] : []),
+    ...(isImageIndex(index.configuration) ? [imageTableName(index.id)] : []),
   ];
 }
 

@@ -91,6 +91,14 @@ export function resolveImageReference(value: string, baseDir: string): ImageRefe
 }
 
 /**
+ * The directory an object's relative image paths resolve against: the one recorded with it when it
+ * was added, else (objects stored before that was recorded) the directory holding the project.
+ */
+export function imageBase(recorded: string | null | undefined, projectDir: string): string {
+  return recorded ?? path.dirname(projectDir);
+}
+
+/**
  * A reference as it may be shown to a person: a URL's `user:password@` removed, control characters
  * replaced by `�`, and values longer than 200 characters cut with `…`.
  */

@@ -4,7 +4,7 @@ import type { EngineContext } from "../context.js";
 import { NotFoundError } from "../errors.js";
 import { thumbnailPng } from "./decode.js";
 import { defaultFetchOptions, ImageFetcher } from "./fetch.js";
-import { resolveImageReference } from "./reference.js";
+import { imageBase, resolveImageReference } from "./reference.js";
 
 /** How long a thumbnail's image may take to fetch. */
 const THUMBNAIL_TIMEOUT_MS = 4000;
@@ -18,7 +18,7 @@ export async function objectThumbnail(ctx: EngineContext, objectId: string, iden
   const store = await ctx.store();
   const row = (await store.getObjects([objectId])).get(objectId);
   if (!row) throw new NotFoundError("OBJECT_NOT_FOUND", `Object "${objectId}" not found`);
-  const ref = resolveImageReference(identifier, row.base ?? path.dirname(ctx.project.dir));
+  const ref = resolveImageReference(identifier, imageBase(row.base, ctx.project.dir));
   if ("error" in ref) return null;
   // A person is waiting: no retries, and a few seconds at most.
   const fetcher = new ImageFetcher({ ...defaultFetchOptions(path.join(ctx.project.dir, "cache", "images")), retries: 0, connectTimeoutMs: THUMBNAIL_TIMEOUT_MS, timeoutMs: THUMBNAIL_TIMEOUT_MS });
