@@ -1,7 +1,7 @@
 /** The CLI entry and its only error boundary: messages to stderr, exit codes from the error catalog. */
 import { readFileSync } from "node:fs";
 import { CommanderError, type Command } from "commander";
-import { environmentError, InternalError, SemsearchError, UsageError } from "../engine/index.js";
+import { environmentError, errorBody, InternalError, SemsearchError, UsageError } from "../engine/index.js";
 import { createProgram } from "./program.js";
 import { configureColor, chalk, printable } from "./render/style.js";
 
@@ -41,10 +41,7 @@ function fromCommander(error: CommanderError): SemsearchError | null {
 
 function report(error: SemsearchError, json: boolean): void {
   if (json) {
-    const entry: Record<string, unknown> = { code: error.code, message: error.message };
-    if (error.hint) entry.hint = error.hint;
-    if (error.issues?.length) entry.issues = error.issues;
-    process.stderr.write(JSON.stringify({ errors: [entry] }) + "\n");
+    process.stderr.write(JSON.stringify(errorBody(error)) + "\n");
     return;
   }
   process.stderr.write(`${chalk.red("error:")} ${printable(error.message)}\n`);

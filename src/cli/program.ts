@@ -7,6 +7,8 @@ import { objectsAdd, objectsDelete, objectsGet, objectsList } from "./commands/o
 import { searchCommand } from "./commands/search-command.js";
 import { modelsList, modelsPull, modelsRm } from "./commands/models-commands.js";
 import { workerStatus } from "./commands/worker-command.js";
+import { serveCommand } from "./commands/serve-command.js";
+import { keysCreate, keysList, keysRevoke } from "./commands/keys-commands.js";
 import { integerArg, keyValueArg, listArg } from "./options.js";
 
 export const handlers = {
@@ -25,6 +27,10 @@ export const handlers = {
   modelsList,
   modelsPull,
   modelsRm,
+  serve: serveCommand,
+  keysCreate,
+  keysList,
+  keysRevoke,
 };
 export type Handlers = typeof handlers;
 
@@ -99,6 +105,15 @@ export const EXAMPLES: Record<string, string[]> = {
   ],
   "models rm": ["semsearch models rm Xenova/all-MiniLM-L6-v2", "semsearch models rm Xenova/all-MiniLM-L6-v2 --force   # even if indexes use it"],
   worker: ["semsearch worker status"],
+  serve: [
+    "semsearch keys create --name laptop && semsearch serve              # http://127.0.0.1:8080, keys required",
+    "semsearch serve --no-auth --port 9000                               # loopback only",
+    "semsearch serve --host 0.0.0.0 --port 8080 --max-searches 4         # reachable from other machines (keys required)",
+  ],
+  keys: ["semsearch keys create --name ci --read-only", "semsearch keys list", "semsearch keys revoke key_abc123def456"],
+  "keys create": ["KEY=$(semsearch keys create --name ci)", "semsearch keys create --read-only    # searches and reads only"],
+  "keys list": ["semsearch keys list", "semsearch --json keys list | jq -r '.keys[] | select(.revoked_at == null) | .id'"],
+  "keys revoke": ["semsearch keys revoke key_abc123def456", "semsearch keys revoke ci    # by name"],
   "worker status": ["semsearch worker status", "semsearch --json worker status"],
 };
 
@@ -197,6 +212,30 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
 
   const worker = program.command("worker").description("the background indexer");
   worker.command("status").description("whether a worker is running").action(withGlobals(h.workerStatus));
+
+  program
+    .command("serve")
+    .description("serve the service's HTTP API (/v1/…) over this project until SIGTERM/SIGINT; prints its URL")
+    .option("--host <address>", "address to listen on (default 127.0.0.1)")
+    .option("--port <n>", "port (default 8080; 0: any free port)", integerArg)
+    .option("--no-auth", "no API keys (only on a loopback address)")
+    .option("--max-body-mb <n>", "largest objects request body, in MiB (default 64)", integerArg)
+    .option("--max-searches <n>", "searches running at once (default 8)", integerArg)
+    .option("--max-queued-searches <n>", "searches waiting beyond those; more get 503 (default 256)", integerArg)
+    .option("--image-base <dir>", "image indexes: where relative image paths of objects added over HTTP resolve (default: the working directory)")
+    .option("--shutdown-timeout <seconds>", "on SIGTERM/SIGINT, wait this long for requests in flight (default 30)", integerArg)
+    .option("--no-access-log", "no access log lines on stderr")
+    .action(withGlobals(h.serve));
+
+  const keys = program.command("keys").description("API keys of `semsearch serve`: create, list, revoke");
+  keys
+    .command("create")
+    .description("create a key and print it (shown only this once; only a hash is kept)")
+    .option("--name <name>", "a name to recognise it by")
+    .option("--read-only", "search and read only")
+    .action(withGlobals(h.keysCreate));
+  keys.command("list").description("list keys (ids, names, scopes; never the keys)").action(withGlobals(h.keysList));
+  keys.command("revoke <id>").description("revoke a key by id or name: it stops working at once, also in a running server").action(withGlobals(h.keysRevoke));
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
     command.exitOverride();

@@ -74,7 +74,7 @@ const ConfigurationSchema = v.strictObject({
  */
 export const INDEX_NAME = /^(?!idx_)[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-const CreateIndexBodySchema = v.strictObject({
+export const CreateIndexBodySchema = v.strictObject({
   /** semsearch extension: a unique name for the index. */
   name: v.optional(v.pipe(v.string(), v.regex(INDEX_NAME, "an index name is 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit, and not idx_…"))),
   configuration: ConfigurationSchema,

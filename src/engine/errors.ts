@@ -103,6 +103,24 @@ export class InternalError extends SemsearchError {
   override readonly exitCode = 1;
 }
 
+/**
+ * A request the HTTP server refuses before the engine sees it: a body too large (413), a method
+ * the path does not have (405), a media type it does not read (415), a read-only key writing
+ * (403), too many searches at once (503). Carries its own status; a usage error for the CLI.
+ */
+export class RequestRefusedError extends SemsearchError {
+  override readonly status: number;
+  override readonly exitCode = 2;
+  /** Response headers that go with it (`Allow`, `Retry-After`). */
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, code: string, message: string, options: SemsearchErrorOptions & { headers?: Record<string, string> } = {}) {
+    super(code, message, options);
+    this.status = status;
+    this.headers = options.headers ?? {};
+  }
+}
+
 const CLASSES = { UsageError, NotFoundError, ValidationError, ConflictError, CancelledError, EnvironmentError, InternalError };
 
 /** Rebuilds an error sent as `toJSON()` from a worker thread or process. */

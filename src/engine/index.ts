@@ -14,6 +14,7 @@ import { UsageError, type Warning } from "./errors.js";
 import { DEFAULT_PROJECT_DIR, Project, type WorkerState } from "./project.js";
 import { search } from "./search/search.js";
 import * as models from "./models.js";
+import * as keys from "./keys.js";
 import type { SearchParams } from "./search/request.js";
 import type { IndexInfo, IndexStatusCounts, ObjectInfo, SearchPage, StoredObject } from "./types.js";
 
@@ -35,6 +36,9 @@ export { integerIn } from "./params.js";
 export { DEFAULT_PROJECT_DIR, findProjectDir } from "./project.js";
 export type { WorkerState } from "./project.js";
 export { parseJsonText } from "./objects/parse.js";
+export { errorBody, errorEntry, searchResponse, searchResult } from "./responses.js";
+export type { KeyInfo, Caller, CreateKeyOptions } from "./keys.js";
+export { CreateIndexBodySchema } from "./config.js";
 
 export interface EngineOptions {
   /** Project directory (default `./.semsearch`). Created by the first command that writes. */
@@ -175,6 +179,26 @@ export class Engine {
     const status: WorkerStatus = { running: pid !== null, pid, log: this.ctx.project.workerLog };
     if (pid !== null && state?.pid === pid) status.state = state;
     return status;
+  }
+
+  /** Creates an API key for `semsearch serve`; the result holds the key, which is never shown again. */
+  createKey(options: keys.CreateKeyOptions = {}): Promise<keys.KeyInfo & { key: string }> {
+    return keys.createKey(this.ctx.project, options, this.now());
+  }
+
+  /** The project's API keys (ids, names, scopes; never the keys). */
+  listKeys(): keys.KeyInfo[] {
+    return keys.listKeys(this.ctx.project);
+  }
+
+  /** Revokes an API key by id or name; NotFoundError KEY_NOT_FOUND when there is none. */
+  revokeKey(idOrName: string): Promise<keys.KeyInfo> {
+    return keys.revokeKey(this.ctx.project, idOrName, this.now());
+  }
+
+  /** A checker of API keys that follows changes to the keys file (for a long-running server). */
+  keyChecker(): keys.KeyChecker {
+    return new keys.KeyChecker(this.ctx.project);
   }
 
   close(): Promise<void> {

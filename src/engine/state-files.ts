@@ -39,11 +39,11 @@ export function damaged(file: string, reason: string, hint: string): Environment
   return new EnvironmentError("CORRUPT_PROJECT", `The project file ${file} is damaged: ${reason}`, { hint });
 }
 
-/** Writes a JSON state file atomically. */
-export function writeState(file: string, value: unknown): void {
+/** Writes a JSON state file atomically; `mode` for files only their owner may read (API key digests). */
+export function writeState(file: string, value: unknown, mode?: number): void {
   const tmp = `${file}.${process.pid}.tmp`;
   try {
-    writeFileSync(tmp, JSON.stringify(value, null, 2) + "\n");
+    writeFileSync(tmp, JSON.stringify(value, null, 2) + "\n", mode === undefined ? undefined : { mode });
     renameSync(tmp, file);
   } catch (error) {
     try {

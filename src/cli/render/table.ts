@@ -1,6 +1,6 @@
 /** Tables for people (cli-table3 + chalk). */
 import Table from "cli-table3";
-import type { IndexInfo, SearchPage, StoredObject } from "../../engine/index.js";
+import type { IndexInfo, KeyInfo, SearchPage, StoredObject } from "../../engine/index.js";
 import { highlightLabel, renderHighlight } from "./highlight.js";
 import { chalk } from "./style.js";
 
@@ -137,5 +137,14 @@ export function renderObjectTable(objects: StoredObject[]): string {
   const idWidth = Math.min(38, Math.max(4, ...objects.map((o) => o.id.length)) + 2);
   const table = newTable(["id", "updated", "object"], [idWidth, 26, Math.max(20, width - idWidth - 26 - 4)]);
   for (const object of objects) table.push([object.id, object.updated_at, cell(object.object, Math.max(18, width - idWidth - 34))]);
+  return table.toString() + "\n";
+}
+
+export function renderKeyTable(keys: KeyInfo[]): string {
+  if (keys.length === 0) return "No keys. Create one with `semsearch keys create`.\n";
+  const table = newTable(["id", "name", "scope", "created", "revoked"]);
+  for (const key of keys) {
+    table.push([key.id, snippet(key.name ?? "", 40), key.read_only ? "read-only" : "read-write", key.created_at, key.revoked_at ? chalk.red(key.revoked_at) : ""]);
+  }
   return table.toString() + "\n";
 }

@@ -2,7 +2,7 @@
 import path from "node:path";
 import { rmSync } from "node:fs";
 import type { EngineContext } from "../context.js";
-import { ConflictError, NotFoundError } from "../errors.js";
+import { ConflictError, NotFoundError, ValidationError } from "../errors.js";
 import { newObjectId } from "../ids.js";
 import { startWorker } from "../indexing/spawn.js";
 import { failpoint } from "../failpoint.js";
@@ -20,6 +20,11 @@ export type { ObjectsInput };
 export interface AddObjectsOptions {
   /** Field holding the object id (default `id`); objects without it get a generated UUID. */
   idField?: string;
+  /**
+   * Stores the input's one object under this id (`PUT /v1/objects/<id>`): its id field, when it has
+   * one, must hold the same id; an input of more or fewer than one object is refused.
+   */
+  id?: string;
   /** Called while reading (objects validated so far) and while writing (objects written of the total). */
   onProgress?: (progress: AddProgress) => void;
 }
@@ -74,14 +79,19 @@ export async function addObjects(
     const generated: string[] = [];
     const progress = options.onProgress ?? (() => {});
     let read = 0;
+    if (options.id !== undefined) objectId({ id: options.id }, "id", "the object id");
+    const givenId = (object: JsonObject, where: string) => fixedId(options.id, objectId(object, idField, where), idField, where);
     for (const input of replay) {
       for await (const { object, where } of readObjects(input)) {
-        let id = objectId(object, idField, where);
+        let id = givenId(object, where);
         if (id === null) generated.push((id = newObjectId()));
         else if (ids.has(id)) repeated.add(id);
         ids.add(id);
         if (++read % READ_PROGRESS_EVERY === 0) progress({ phase: "reading", done: read });
       }
+    }
+    if (options.id !== undefined && read !== 1) {
+      throw new ValidationError("INVALID_INPUT", `The body holds ${read} objects: it must be exactly one object, stored under the id "${options.id}"`);
     }
     if (ids.size === 0) return { count: 0, ids: [] };
     // Pass 2: write in batches, all or nothing.
@@ -121,7 +131,7 @@ export async function addObjects(
         };
         for (const [inputIndex, input] of replay.entries()) {
           for await (const { object, where } of readObjects(input)) {
-            const given = objectId(object, idField, where);
+            const given = givenId(object, where);
             const id = given ?? generated[nextGenerated++];
             // A file changed between the two passes (replaced, appended to) must not be half added.
             if (id === undefined || (given !== null && !ids.has(given))) throw inputChanged(where);
@@ -156,6 +166,17 @@ export async function addObjects(
   } finally {
     for (const file of spooled) rmSync(file, { force: true });
   }
+}
+
+/** The id an object is stored under when the caller fixes it: the object's own id must agree. */
+function fixedId(fixed: string | undefined, own: string | null, idField: string, where: string): string | null {
+  if (fixed === undefined) return own;
+  if (own !== null && own !== fixed) {
+    throw new ValidationError("ID_MISMATCH", `${where}: field "${idField}" is "${own.slice(0, 200)}", but the object is stored as "${fixed.slice(0, 200)}": give the same id, or none`, {
+      issues: [{ path: idField, message: "differs from the id in the path" }],
+    });
+  }
+  return fixed;
 }
 
 function inputChanged(where: string): ConflictError {

@@ -1,0 +1,78 @@
+/** `semsearch serve`: the service's HTTP API over this project, until SIGTERM or SIGINT. */
+import { readFileSync } from "node:fs";
+import { Engine, UsageError, ValidationError, type Warning } from "../../engine/index.js";
+import { projectDir, type GlobalOptions } from "../options.js";
+
+export interface ServeCommandOptions extends GlobalOptions {
+  host?: string;
+  port?: number;
+  /** false with --no-auth */
+  auth?: boolean;
+  maxBodyMb?: number;
+  maxSearches?: number;
+  maxQueuedSearches?: number;
+  imageBase?: string;
+  /** false with --no-access-log */
+  accessLog?: boolean;
+  shutdownTimeout?: number;
+}
+
+const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string };
+
+/** One structured log line on stderr. */
+function log(entry: Record<string, unknown>): void {
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
+}
+
+function positive(name: string, value: number | undefined, max: number): number | undefined {
+  if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1 && value <= max)) {
+    throw new ValidationError("INVALID_PARAMETER", `${name} must be a whole number from 1 to ${max}, got ${value}`);
+  }
+  return value;
+}
+
+export async function serveCommand(options: ServeCommandOptions): Promise<void> {
+  const host = options.host ?? "127.0.0.1";
+  const port = options.port ?? 8080;
+  if (!(Number.isSafeInteger(port) && port >= 0 && port <= 65535)) throw new ValidationError("INVALID_PARAMETER", `--port must be from 0 to 65535, got ${port}`);
+  const maxBodyMb = positive("--max-body-mb", options.maxBodyMb, 4096);
+  const { isLoopback, startServer } = await import("../../server/serve.js");
+  const auth = options.auth !== false;
+  if (!auth && !isLoopback(host)) {
+    throw new UsageError("AUTH_REQUIRED", `--no-auth serves without keys, so only on a loopback address (127.0.0.1, ::1, localhost), not on ${host}`, { hint: "Create a key with `semsearch keys create` and leave out --no-auth." });
+  }
+  const engine = new Engine({ projectDir: projectDir(options), onWarning: (warning: Warning) => log({ level: "warning", ...warning }) });
+  const checker = engine.keyChecker();
+  if (auth && !checker.hasKeys()) {
+    throw new UsageError("NO_KEYS", "The project has no API keys, and serve needs one to check requests against", {
+      hint: "Create one with `semsearch keys create` (add --read-only for search only), or, on a loopback address, serve without keys with --no-auth.",
+    });
+  }
+  const server = await startServer(engine, {
+    host,
+    port,
+    checkKey: auth ? (key) => checker.check(key) : null,
+    maxBodyBytes: maxBodyMb === undefined ? undefined : maxBodyMb * 1024 * 1024,
+    maxSearches: positive("--max-searches", options.maxSearches, 1024),
+    maxQueuedSearches: positive("--max-queued-searches", options.maxQueuedSearches, 100_000),
+    imageBase: options.imageBase,
+    shutdownTimeoutMs: (positive("--shutdown-timeout", options.shutdownTimeout, 3600) ?? 30) * 1000,
+    version: pkg.version,
+    onRequest: options.accessLog === false ? undefined : (entry) => log({ level: "info", ...entry }),
+    onInternalError: (error, cause) => log({ level: "error", code: error.code, message: error.message, stack: cause instanceof Error ? cause.stack : undefined }),
+  });
+  // The address on stdout (data: `semsearch serve --port 0 > url`); everything else is a log line on stderr.
+  process.stdout.write(`${server.url}\n`);
+  log({ level: "info", event: "listening", url: server.url, project: engine.projectDir, auth: auth ? "keys" : "none" });
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      log({ level: "info", event: "stopping", signal, in_flight: server.inFlight() });
+      void server.stop().then((finished) => {
+        log({ level: "info", event: "stopped", finished });
+        resolve();
+      });
+    };
+    process.once("SIGTERM", onSignal);
+    process.once("SIGINT", onSignal);
+  });
+}

@@ -1,0 +1,154 @@
+/**
+ * The HTTP API as a Hono app over one Engine: the spec's routes and the operations it leaves "not
+ * shown", in its style. Requests are answered with exactly the JSON the CLI's `--json` prints (one
+ * compact document and a newline); every error is `{"errors":[{"code","message"}]}`.
+ *
+ * Order of checks for every request: the path (unknown: 404), the key (missing, invalid or revoked:
+ * the same 404, so a caller without a key learns nothing), the method (405 with Allow), the key's
+ * scope (a read-only key writing: 403), then the query parameters and body (422, 413, 415).
+ */
+import { Hono, type Context } from "hono";
+import * as v from "valibot";
+import { errorBody, InternalError, NotFoundError, RequestRefusedError, SemsearchError, ValidationError, environmentError, type Caller, type Engine } from "../engine/index.js";
+import { Gate } from "./gate.js";
+import { ROUTES, type Route, type RouteOptions } from "./routes.js";
+import { openApiDocument } from "./openapi.js";
+
+export interface AppOptions extends RouteOptions {
+  /** Checks a key; null: no authentication (`serve --no-auth`, loopback only). */
+  checkKey: ((key: string) => Caller | null) | null;
+  /** Searches running at once (default 8); more wait in a queue of `maxQueuedSearches` (default 256), beyond which 503. */
+  maxSearches?: number;
+  maxQueuedSearches?: number;
+  /** Called once per request, after the response: for access logs. */
+  onRequest?: (entry: AccessEntry) => void;
+  /** Called with failures that are bugs (500), with their stack, for the server's log. */
+  onInternalError?: (error: SemsearchError, cause: unknown) => void;
+  /** semsearch's version, for the OpenAPI document. */
+  version?: string;
+}
+
+export interface AccessEntry {
+  method: string;
+  /** The path, and the names of the query parameters without their values. */
+  path: string;
+  status: number;
+  ms: number;
+  /** Id of the key used (never the key). */
+  key?: string;
+}
+
+const JSON_TYPE = "application/json; charset=utf-8";
+
+/** The response for a value: one compact JSON document and a newline, as `semsearch --json` prints in a pipe. */
+export function jsonResponse(value: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(value) + "\n", { status, headers: { "content-type": JSON_TYPE, ...headers } });
+}
+
+/** What an unknown path and a missing or wrong key both answer, byte for byte. */
+const NOT_FOUND = () => new NotFoundError("NOT_FOUND", "Not found");
+
+function errorResponse(error: SemsearchError): Response {
+  const headers = error instanceof RequestRefusedError ? error.headers : {};
+  return jsonResponse(errorBody(error), error.status, headers);
+}
+
+/** Anything thrown, as a SemsearchError whose message may be shown to a client: bugs say only that they happened. */
+function classify(caught: unknown, onInternal: AppOptions["onInternalError"]): SemsearchError {
+  let error: SemsearchError;
+  if (caught instanceof SemsearchError) error = caught;
+  else error = environmentError(caught, "The server could not complete the request") ?? new InternalError("INTERNAL", caught instanceof Error ? caught.message : String(caught), { cause: caught });
+  if (!(error instanceof InternalError)) return error;
+  onInternal?.(error, error.cause ?? error);
+  return new InternalError("INTERNAL", "The server failed to answer this request; its log has the details");
+}
+
+/** The key of an `Authorization: Bearer <key>` header, or null. */
+function bearer(header: string | undefined): string | null {
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? "");
+  return match ? (match[1] as string) : null;
+}
+
+/** The access-log form of a URL: its path and its query parameters' names, never their values. */
+export function loggedPath(url: URL): string {
+  const names = [...new Set(url.searchParams.keys())].map((name) => encodeURIComponent(name).slice(0, 64));
+  return url.pathname.slice(0, 512) + (names.length > 0 ? `?${names.join("&")}` : "");
+}
+
+/** The query parameters, validated by a route's schema: each at most once, none unknown. */
+function parseQuery(url: URL, schema: v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>): Record<string, unknown> {
+  const raw: Record<string, string> = {};
+  for (const [name, value] of url.searchParams) {
+    if (Object.hasOwn(raw, name)) throw new ValidationError("INVALID_PARAMETER", `The query parameter ${JSON.stringify(name.slice(0, 64))} is given twice`, { issues: [{ path: name.slice(0, 64), message: "given twice" }] });
+    Object.defineProperty(raw, name, { value, enumerable: true, writable: true, configurable: true });
+  }
+  const result = v.safeParse(schema, raw);
+  if (result.success) return result.output as Record<string, unknown>;
+  const issues = result.issues.map((issue) => {
+    const key = String(issue.path?.[0]?.key ?? "");
+    if (issue.type === "strict_object") return { path: key.slice(0, 64), message: `unknown parameter; known: ${Object.keys(schema.entries).join(", ") || "none"}` };
+    if (issue.received === "undefined") return { path: key, message: "required, but missing" };
+    return { path: key, message: `${issue.message.replace(/^Invalid \w+: /, "")} (got ${JSON.stringify(String(issue.input).slice(0, 64))})` };
+  });
+  const first = issues[0] as { path: string; message: string };
+  throw new ValidationError("INVALID_PARAMETER", `Query parameter ${first.path}: ${first.message}`, { issues });
+}
+
+export function createApp(engine: Engine, options: AppOptions): Hono {
+  const app = new Hono();
+  const gate = new Gate(options.maxSearches ?? 8, options.maxQueuedSearches ?? 256);
+  const byPath = new Map<string, Route[]>();
+  for (const route of ROUTES) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+  const document = openApiDocument(options.version);
+
+  const dispatch = async (c: Context, routes: Route[], log: { key?: string }): Promise<Response> => {
+    const url = new URL(c.req.url);
+    const secured = routes.some((route) => route.auth);
+    let caller: Caller | null = null;
+    if (secured && options.checkKey) {
+      const key = bearer(c.req.header("authorization"));
+      caller = key === null ? null : options.checkKey(key);
+      if (caller === null) throw NOT_FOUND();
+      log.key = caller.keyId;
+    }
+    const method = c.req.method === "HEAD" ? "GET" : c.req.method;
+    const route = routes.find((candidate) => candidate.method === method);
+    if (!route) {
+      const allow = [...new Set(routes.flatMap((candidate) => (candidate.method === "GET" ? ["GET", "HEAD"] : [candidate.method])))].join(", ");
+      throw new RequestRefusedError(405, "METHOD_NOT_ALLOWED", `${c.req.method.slice(0, 16)} is not allowed on ${url.pathname.slice(0, 200)}; allowed: ${allow}`, { headers: { Allow: allow } });
+    }
+    if (route.write && caller?.readOnly) throw new RequestRefusedError(403, "READ_ONLY_KEY", `The key ${caller.keyId} is read-only: it can search and read, not ${route.summary.toLowerCase()}`);
+    const query = parseQuery(url, route.query);
+    const params = c.req.param() as Record<string, string>;
+    const run = () => route.handle({ engine, params, query, request: c.req.raw, options, document });
+    const result = route.kind === "search" ? await gate.run(run) : await run();
+    const response = jsonResponse(result.body, route.status, result.headers);
+    return c.req.method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
+  };
+
+  if (options.onRequest) {
+    const onRequest = options.onRequest;
+    app.use(async (c, next) => {
+      const started = performance.now();
+      try {
+        await next();
+      } finally {
+        const log = (c.get("log" as never) as { key?: string } | undefined) ?? {};
+        const ms = Math.round((performance.now() - started) * 10) / 10;
+        const entry: AccessEntry = { method: c.req.method.slice(0, 16), path: loggedPath(new URL(c.req.url)), status: c.res.status, ms };
+        if (log.key) entry.key = log.key;
+        onRequest(entry);
+      }
+    });
+  }
+  for (const [path, routes] of byPath) {
+    app.all(path, async (c) => {
+      const log: { key?: string } = {};
+      c.set("log" as never, log as never);
+      return dispatch(c, routes, log);
+    });
+  }
+  app.notFound(() => errorResponse(NOT_FOUND()));
+  app.onError((caught) => errorResponse(classify(caught, options.onInternalError)));
+  return app;
+}

@@ -1,0 +1,135 @@
+/**
+ * The routes of the HTTP API, as data: method, path, scope, query schema, success status and
+ * response shape (which the OpenAPI document is generated from), and a handler that is one engine
+ * call. Each answer is what the matching CLI command prints with `--json`.
+ */
+import * as v from "valibot";
+import { searchResponse, ValidationError, type Engine } from "../engine/index.js";
+import { checkJsonMediaType, limitedStream, readJsonBody } from "./body.js";
+import { AddObjectsQuerySchema, ListObjectsQuerySchema, NoQuerySchema, SearchQuerySchema, type RESPONSES } from "./schemas.js";
+
+export interface RouteOptions {
+  /** Largest body of an objects request, in bytes (default 64 MiB). */
+  maxBodyBytes?: number;
+  /** The directory relative image paths in objects added over HTTP resolve against (default: the server's working directory). */
+  imageBase?: string;
+}
+
+/** Largest body of a create-index request. */
+export const MAX_INDEX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+export interface RouteContext {
+  engine: Engine;
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  request: Request;
+  options: RouteOptions;
+  /** The OpenAPI document (for its own route). */
+  document: unknown;
+}
+
+type QuerySchema = v.StrictObjectSchema<v.ObjectEntries, undefined>;
+
+export interface Route {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  /** Hono path pattern; `:id` parameters. */
+  path: string;
+  operationId: string;
+  summary: string;
+  /** Whether a key is needed (every /v1 route but the OpenAPI document). */
+  auth: boolean;
+  /** Whether it changes the project (read-only keys may not). */
+  write: boolean;
+  /** Searches share a cap on concurrent work. */
+  kind?: "search";
+  query: QuerySchema;
+  /** The request body, for the document. */
+  body?: "index" | "object" | "objects";
+  status: number;
+  response: keyof typeof RESPONSES;
+  /** Other statuses the route answers with, for the document (every route also has 404 and 500). */
+  errors: number[];
+  handle(ctx: RouteContext): Promise<{ body: unknown; headers?: Record<string, string> }>;
+}
+
+function wholeNumber(text: unknown): number | undefined {
+  return typeof text === "string" ? Number(text) : undefined;
+}
+
+function bodyBytes(options: RouteOptions): number {
+  return options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+}
+
+/** An objects body as the engine's streamed input; relative image paths resolve against the server's base. */
+function objectsInput({ request, options }: RouteContext, lines: boolean) {
+  checkJsonMediaType(request.headers.get("content-type") ?? undefined, lines);
+  return { stream: limitedStream(request, bodyBytes(options)), source: "body", base: options.imageBase ?? process.cwd() };
+}
+
+const search: Route["handle"] = async ({ engine, params, query }) => {
+  const q = query as v.InferOutput<typeof SearchQuerySchema>;
+  if (q.result_fields !== undefined && q.results_fields !== undefined) {
+    throw new ValidationError("INVALID_PARAMETER", "Give result_fields or results_fields, not both", { issues: [{ path: "results_fields", message: "given with result_fields" }] });
+  }
+  const page = await engine.search(params.id as string, {
+    query: q.query,
+    limit: wholeNumber(q.limit),
+    offset: wholeNumber(q.offset),
+    objectFields: q.object_fields,
+    resultFields: q.result_fields ?? q.results_fields,
+    mode: q.mode,
+    filter: q.filter_query,
+    snippets: false,
+  });
+  // A search of an index still building says so in a header; the body stays the service's shape.
+  const headers: Record<string, string> = page.building ? { "Semsearch-Index-Building": `${page.building.searchable}/${page.building.total}` } : {};
+  return { body: searchResponse(page), headers };
+};
+
+const READ_ERRORS = [422];
+const WRITE_ERRORS = [403, 409, 413, 415, 422, 503];
+
+export const ROUTES: Route[] = [
+  { method: "GET", path: "/healthz", operationId: "health", summary: "Health check", auth: false, write: false, query: NoQuerySchema, status: 200, response: "Health", errors: [], handle: async () => ({ body: { status: "ok" } }) },
+  { method: "GET", path: "/v1/openapi.json", operationId: "openapi", summary: "This document", auth: false, write: false, query: NoQuerySchema, status: 200, response: "OpenApi", errors: [], handle: async ({ document }) => ({ body: document }) },
+  {
+    method: "POST", path: "/v1/indexes", operationId: "createIndex", summary: "Create an index", auth: true, write: true, query: NoQuerySchema, body: "index", status: 202, response: "Created", errors: [403, 409, 413, 415, 422, 503],
+    handle: async ({ engine, request }) => {
+      checkJsonMediaType(request.headers.get("content-type") ?? undefined, false);
+      return { body: await engine.createIndex(await readJsonBody(request, MAX_INDEX_BODY_BYTES)) };
+    },
+  },
+  { method: "GET", path: "/v1/indexes", operationId: "listIndexes", summary: "List indexes", auth: true, write: false, query: NoQuerySchema, status: 200, response: "IndexList", errors: [], handle: async ({ engine }) => ({ body: { indexes: await engine.listIndexes() } }) },
+  { method: "GET", path: "/v1/indexes/:id", operationId: "getIndex", summary: "Get an index", auth: true, write: false, query: NoQuerySchema, status: 200, response: "Index", errors: [], handle: async ({ engine, params }) => ({ body: await engine.getIndex(params.id as string) }) },
+  { method: "DELETE", path: "/v1/indexes/:id", operationId: "deleteIndex", summary: "Delete an index", auth: true, write: true, query: NoQuerySchema, status: 200, response: "Deleted", errors: [403, 409, 503], handle: async ({ engine, params }) => ({ body: { deleted: await engine.deleteIndex(params.id as string) } }) },
+  { method: "GET", path: "/v1/indexes/:id/status", operationId: "indexStatus", summary: "Count an index's objects per state", auth: true, write: false, query: NoQuerySchema, status: 200, response: "IndexStatus", errors: [], handle: async ({ engine, params }) => ({ body: { status: await engine.indexStatus(params.id as string) } }) },
+  { method: "GET", path: "/v1/indexes/:id/search", operationId: "search", summary: "Search an index", auth: true, write: false, kind: "search", query: SearchQuerySchema, status: 200, response: "SearchResponse", errors: [...READ_ERRORS, 503], handle: search },
+  {
+    method: "POST", path: "/v1/objects", operationId: "addObjects", summary: "Add or replace objects", auth: true, write: true, query: AddObjectsQuerySchema, body: "objects", status: 200, response: "Added", errors: WRITE_ERRORS,
+    handle: async (ctx) => {
+      const idField = (ctx.query as v.InferOutput<typeof AddObjectsQuerySchema>).id_field;
+      return { body: await ctx.engine.addObjects([objectsInput(ctx, true)], { idField }) };
+    },
+  },
+  {
+    method: "GET", path: "/v1/objects", operationId: "listObjects", summary: "List objects", auth: true, write: false, query: ListObjectsQuerySchema, status: 200, response: "ObjectList", errors: READ_ERRORS,
+    handle: async ({ engine, query }) => {
+      const q = query as v.InferOutput<typeof ListObjectsQuerySchema>;
+      return { body: { objects: await engine.listObjects(wholeNumber(q.offset) ?? 0, wholeNumber(q.limit) ?? 100) } };
+    },
+  },
+  { method: "GET", path: "/v1/objects/:id", operationId: "getObject", summary: "Get an object", auth: true, write: false, query: NoQuerySchema, status: 200, response: "ObjectInfo", errors: [], handle: async ({ engine, params }) => ({ body: await engine.getObject(params.id as string) }) },
+  {
+    method: "PUT", path: "/v1/objects/:id", operationId: "putObject", summary: "Add or replace one object", auth: true, write: true, query: NoQuerySchema, body: "object", status: 200, response: "Added", errors: WRITE_ERRORS,
+    handle: async (ctx) => ({ body: await ctx.engine.addObjects([objectsInput(ctx, false)], { id: ctx.params.id as string }) }),
+  },
+  {
+    method: "DELETE", path: "/v1/objects/:id", operationId: "deleteObject", summary: "Delete an object", auth: true, write: true, query: NoQuerySchema, status: 200, response: "Deleted", errors: [403, 409, 503],
+    handle: async ({ engine, params }) => {
+      await engine.deleteObject(params.id as string);
+      return { body: { deleted: params.id } };
+    },
+  },
+  { method: "GET", path: "/v1/worker", operationId: "workerStatus", summary: "Background worker status", auth: true, write: false, query: NoQuerySchema, status: 200, response: "WorkerStatus", errors: [], handle: async ({ engine }) => ({ body: await engine.workerStatus() }) },
+];

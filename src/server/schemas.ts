@@ -1,0 +1,104 @@
+/**
+ * The schemas of the HTTP API: query parameters (which validate requests), and response shapes
+ * (which document them). The OpenAPI document is generated from these and from the engine's
+ * create-index body schema; a test checks real responses against it.
+ */
+import * as v from "valibot";
+import { CreateIndexBodySchema, MAX_LIMIT } from "../engine/index.js";
+
+/** A whole number as query text: `10`, or `10.0` as the spec's numbers may be written. */
+const WholeNumber = (description: string) => v.pipe(v.string(), v.regex(/^\d{1,15}(\.0+)?$/, "expected a whole number"), v.description(description));
+
+export const SearchQuerySchema = v.strictObject({
+  query: v.pipe(v.string(), v.description("The search text.")),
+  object_fields: v.optional(v.pipe(v.string(), v.description("Object fields to return: `*` for all, or a comma-separated list (default: `id`)."))),
+  result_fields: v.optional(v.pipe(v.string(), v.description("`highlights` returns the highlights of each result."))),
+  results_fields: v.optional(v.pipe(v.string(), v.description("Another spelling of `result_fields` (the spec uses both)."))),
+  offset: v.optional(WholeNumber("Results to skip (0 to 9,999).")),
+  limit: v.optional(WholeNumber(`Results per page (1 to ${MAX_LIMIT}, default 10).`)),
+  filter_query: v.optional(v.pipe(v.string(), v.description("A filter in the syntax of `semsearch search --filter`, e.g. `price:<20 AND in_stock:true`."))),
+  mode: v.optional(v.pipe(v.picklist(["hybrid", "lexical", "vector"]), v.description("Rank with one part of a hybrid index only, for diagnosis (default: hybrid)."))),
+});
+
+export const ListObjectsQuerySchema = v.strictObject({
+  offset: v.optional(WholeNumber("Objects to skip, in id order.")),
+  limit: v.optional(WholeNumber("Objects to list (1 to 10,000, default 100).")),
+});
+
+export const AddObjectsQuerySchema = v.strictObject({
+  id_field: v.optional(v.pipe(v.string(), v.minLength(1), v.description("Field holding each object's id (default `id`; objects without one get a generated id)."))),
+});
+
+export const NoQuerySchema = v.strictObject({});
+
+const ErrorEntry = v.object({
+  code: v.string(),
+  message: v.string(),
+  hint: v.optional(v.string()),
+  issues: v.optional(v.array(v.object({ path: v.string(), message: v.string(), column: v.optional(v.number()) }))),
+});
+export const ErrorBodySchema = v.strictObject({ errors: v.pipe(v.array(ErrorEntry), v.minLength(1)) });
+
+const StatusCounts = v.strictObject({ UPLOADED: v.number(), PROCESSING: v.number(), READY: v.number(), ERROR: v.number() });
+
+export const IndexSchema = v.object({
+  id: v.pipe(v.string(), v.regex(/^idx_[A-Za-z0-9_-]+$/)),
+  name: v.optional(v.string()),
+  configuration: CreateIndexBodySchema.entries.configuration,
+  model: v.string(),
+  dimension: v.number(),
+  embedding: v.optional(v.record(v.string(), v.unknown())),
+  created_at: v.string(),
+  state: v.picklist(["BUILDING", "READY"]),
+  status: StatusCounts,
+  blocked: v.optional(v.object({ code: v.string(), message: v.string() })),
+});
+
+const TextHighlight = v.strictObject({
+  highlight_type: v.literal("text"),
+  references: v.array(v.strictObject({ source: v.string(), position: v.strictObject({ start_char: v.number(), end_char: v.number() }) })),
+  highlight: v.strictObject({ text: v.string() }),
+});
+const ImageHighlight = v.strictObject({ reference_type: v.literal("image"), media_identifier: v.string() });
+
+export const SearchResponseSchema = v.strictObject({
+  results: v.array(
+    v.strictObject({
+      id: v.string(),
+      object: v.record(v.string(), v.unknown()),
+      highlights: v.optional(v.array(v.union([TextHighlight, ImageHighlight]))),
+    }),
+  ),
+  pagination: v.strictObject({
+    pages: v.number(),
+    page: v.number(),
+    next: v.optional(v.strictObject({ offset: v.number(), limit: v.number() })),
+    statistics: v.strictObject({ total: v.number(), total_calculation: v.picklist(["exact", "minimum"]) }),
+  }),
+});
+
+const StoredObject = { id: v.string(), object: v.record(v.string(), v.unknown()), created_at: v.string(), updated_at: v.string() };
+
+export const ObjectInfoSchema = v.strictObject({
+  ...StoredObject,
+  status: v.strictObject({
+    state: v.picklist(["complete", "incomplete"]),
+    indexes: v.array(v.strictObject({ id: v.string(), status: v.picklist(["UPLOADED", "PROCESSING", "READY", "ERROR"]), searchable: v.boolean(), error: v.optional(v.string()) })),
+  }),
+});
+
+export const RESPONSES = {
+  Error: ErrorBodySchema,
+  Created: v.strictObject({ id: v.string() }),
+  Index: IndexSchema,
+  IndexList: v.strictObject({ indexes: v.array(IndexSchema) }),
+  IndexStatus: v.strictObject({ status: StatusCounts }),
+  Deleted: v.strictObject({ deleted: v.string() }),
+  SearchResponse: SearchResponseSchema,
+  ObjectInfo: ObjectInfoSchema,
+  ObjectList: v.strictObject({ objects: v.array(v.strictObject(StoredObject)) }),
+  Added: v.strictObject({ count: v.number(), ids: v.optional(v.array(v.string())) }),
+  WorkerStatus: v.object({ running: v.boolean(), pid: v.nullable(v.number()), log: v.string(), state: v.optional(v.record(v.string(), v.unknown())) }),
+  Health: v.strictObject({ status: v.literal("ok") }),
+  OpenApi: v.object({ openapi: v.string(), info: v.record(v.string(), v.unknown()), paths: v.record(v.string(), v.unknown()) }),
+} as const;

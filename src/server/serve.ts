@@ -1,0 +1,111 @@
+/**
+ * The HTTP server around the app: Node's http server with limits on headers and slow clients,
+ * a count of requests in flight, and a graceful stop (stop accepting, finish what is in flight,
+ * then close the engine).
+ */
+import { createAdaptorServer } from "@hono/node-server";
+import type { Server } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { AddressInfo } from "node:net";
+import { EnvironmentError, RequestRefusedError, UsageError, type Engine } from "../engine/index.js";
+import { createApp, jsonResponse, type AppOptions } from "./app.js";
+import { errorBody } from "../engine/index.js";
+
+export interface ServeOptions extends AppOptions {
+  host: string;
+  /** 0: any free port. */
+  port: number;
+  /** Largest request head (request line and headers), in bytes (default 16 KiB): beyond, 431. */
+  maxHeaderBytes?: number;
+  /** Time a client has to send its headers (default 10 s) and its whole request (default 5 minutes). */
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  /** Idle time after which a kept-alive connection is closed (default 5 s). */
+  keepAliveTimeoutMs?: number;
+  /** How long a stop waits for requests in flight before closing their connections (default 30 s). */
+  shutdownTimeoutMs?: number;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  /** Requests being answered now. */
+  inFlight(): number;
+  /** Stops accepting, waits for requests in flight (up to shutdownTimeoutMs), closes the engine. Resolves true when every request finished. */
+  stop(): Promise<boolean>;
+}
+
+/** Whether a host to bind is a loopback address (only those may serve without keys). */
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  const where = `${host}:${port}`;
+  if (error.code === "EADDRINUSE") return new EnvironmentError("EADDRINUSE", `Cannot listen on ${where}: the port is in use`, { hint: "Stop what uses it, or choose another port with --port." });
+  if (error.code === "EACCES") return new EnvironmentError("EACCES", `Cannot listen on ${where}: permission denied`, { hint: "Ports below 1024 need privileges: choose another port with --port." });
+  if (error.code === "EADDRNOTAVAIL" || error.code === "ENOTFOUND" || error.code === "EAI_AGAIN") return new UsageError("BAD_HOST", `Cannot listen on ${where}: no such address on this machine`, { hint: "Give an address of this machine with --host (127.0.0.1 by default)." });
+  return error;
+}
+
+export async function startServer(engine: Engine, options: ServeOptions): Promise<RunningServer> {
+  const app = createApp(engine, options);
+  let stopping = false;
+  const shuttingDown = () => {
+    const refusal = new RequestRefusedError(503, "SHUTTING_DOWN", "The server is stopping", { headers: { "Retry-After": "1" } });
+    const response = jsonResponse(errorBody(refusal), 503, refusal.headers);
+    response.headers.set("connection", "close");
+    return response;
+  };
+  // Requests counted while the engine works on them, whether or not their client is still there.
+  let inFlight = 0;
+  const fetch = async (request: Request, env: unknown) => {
+    if (stopping) return shuttingDown();
+    inFlight++;
+    try {
+      return await app.fetch(request, env);
+    } finally {
+      inFlight--;
+    }
+  };
+  const server = createAdaptorServer({
+    fetch,
+    overrideGlobalObjects: false,
+    serverOptions: { maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024 },
+  }) as Server;
+  server.headersTimeout = options.headersTimeoutMs ?? 10_000;
+  server.requestTimeout = options.requestTimeoutMs ?? 300_000;
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error: NodeJS.ErrnoException) => reject(listenError(error, options.host, options.port)));
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  let stopped: Promise<boolean> | null = null;
+  const stop = async (): Promise<boolean> => {
+    stopping = true;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    const deadline = Date.now() + (options.shutdownTimeoutMs ?? 30_000);
+    // Kept-alive connections with nothing in flight are closed now, and the others once their answer is sent.
+    while (inFlight > 0 && Date.now() < deadline) {
+      server.closeIdleConnections();
+      await sleep(25);
+    }
+    const finished = inFlight === 0;
+    server.closeAllConnections();
+    await closed;
+    try {
+      await engine.close();
+    } catch {
+      // the process is ending; work cut off by the deadline is recovered from its journal by the next writer
+    }
+    return finished;
+  };
+  return {
+    url: `http://${host}:${address.port}`,
+    port: address.port,
+    inFlight: () => inFlight,
+    stop: () => (stopped ??= stop()),
+  };
+}
