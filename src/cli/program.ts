@@ -222,7 +222,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--max-body-mb <n>", "largest objects request body, in MiB (default 64)", integerArg)
     .option("--max-searches <n>", "searches running at once (default 8)", integerArg)
     .option("--max-queued-searches <n>", "searches waiting beyond those; more get 503 (default 256)", integerArg)
-    .option("--image-base <dir>", "image indexes: where relative image paths of objects added over HTTP resolve (default: the working directory)")
+    .option("--image-root <dir>", "image indexes: the one folder whose image files objects added over HTTP may name (default: none, URLs only)")
     .option("--shutdown-timeout <seconds>", "on SIGTERM/SIGINT, wait this long for requests in flight (default 30)", integerArg)
     .option("--no-access-log", "no access log lines on stderr")
     .action(withGlobals(h.serve));

@@ -31,7 +31,7 @@ export type { ModelListEntry, PullResult } from "./models.js";
 export type { DownloadProgress } from "./embedding/hub.js";
 export type { ModelSpec } from "./embedding/model-spec.js";
 export { modelsDir } from "./embedding/model-cache.js";
-export { displayReference } from "./images/reference.js";
+export { confinedBase, displayReference } from "./images/reference.js";
 export { integerIn } from "./params.js";
 export { DEFAULT_PROJECT_DIR, findProjectDir } from "./project.js";
 export type { WorkerState } from "./project.js";

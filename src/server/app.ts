@@ -22,8 +22,8 @@ export interface AppOptions extends RouteOptions {
   maxQueuedSearches?: number;
   /** Called once per request, after the response: for access logs. */
   onRequest?: (entry: AccessEntry) => void;
-  /** Called with failures that are bugs (500), with their stack, for the server's log. */
-  onInternalError?: (error: SemsearchError, cause: unknown) => void;
+  /** Called with failures the client is not told the details of (bugs, keys that cannot be checked), for the server's log. */
+  onServerError?: (error: SemsearchError, cause: unknown) => void;
   /** semsearch's version, for the OpenAPI document. */
   version?: string;
 }
@@ -54,13 +54,27 @@ function errorResponse(error: SemsearchError): Response {
 }
 
 /** Anything thrown, as a SemsearchError whose message may be shown to a client: bugs say only that they happened. */
-function classify(caught: unknown, onInternal: AppOptions["onInternalError"]): SemsearchError {
+function classify(caught: unknown, onInternal: AppOptions["onServerError"]): SemsearchError {
   let error: SemsearchError;
   if (caught instanceof SemsearchError) error = caught;
   else error = environmentError(caught, "The server could not complete the request") ?? new InternalError("INTERNAL", caught instanceof Error ? caught.message : String(caught), { cause: caught });
   if (!(error instanceof InternalError)) return error;
   onInternal?.(error, error.cause ?? error);
   return new InternalError("INTERNAL", "The server failed to answer this request; its log has the details");
+}
+
+/**
+ * A key checked; when the keys cannot be read (a damaged keys file), the caller, who may have no
+ * key at all, learns only that, and the log gets the reason.
+ */
+function checkKey(check: (key: string) => Caller | null, key: string, onError: AppOptions["onServerError"]): Caller | null {
+  try {
+    return check(key);
+  } catch (caught) {
+    const error = caught instanceof SemsearchError ? caught : new InternalError("INTERNAL", String(caught), { cause: caught });
+    onError?.(error, caught);
+    throw new RequestRefusedError(503, "KEYS_UNAVAILABLE", "The server cannot check keys now; its log says why");
+  }
 }
 
 /** The key of an `Authorization: Bearer <key>` header, or null. */
@@ -107,7 +121,7 @@ export function createApp(engine: Engine, options: AppOptions): Hono {
     let caller: Caller | null = null;
     if (secured && options.checkKey) {
       const key = bearer(c.req.header("authorization"));
-      caller = key === null ? null : options.checkKey(key);
+      caller = key === null ? null : checkKey(options.checkKey, key, options.onServerError);
       if (caller === null) throw NOT_FOUND();
       log.key = caller.keyId;
     }
@@ -149,6 +163,6 @@ export function createApp(engine: Engine, options: AppOptions): Hono {
     });
   }
   app.notFound(() => errorResponse(NOT_FOUND()));
-  app.onError((caught) => errorResponse(classify(caught, options.onInternalError)));
+  app.onError((caught) => errorResponse(classify(caught, options.onServerError)));
   return app;
 }

@@ -4,15 +4,19 @@
  * call. Each answer is what the matching CLI command prints with `--json`.
  */
 import * as v from "valibot";
-import { searchResponse, ValidationError, type Engine } from "../engine/index.js";
+import { confinedBase, searchResponse, ValidationError, type Engine } from "../engine/index.js";
 import { checkJsonMediaType, limitedStream, readJsonBody } from "./body.js";
 import { AddObjectsQuerySchema, ListObjectsQuerySchema, NoQuerySchema, SearchQuerySchema, type RESPONSES } from "./schemas.js";
 
 export interface RouteOptions {
   /** Largest body of an objects request, in bytes (default 64 MiB). */
   maxBodyBytes?: number;
-  /** The directory relative image paths in objects added over HTTP resolve against (default: the server's working directory). */
-  imageBase?: string;
+  /**
+   * The one folder whose image files objects added over HTTP may name (absolute; relative paths
+   * resolve against it). Default: none, so only image URLs are read for them: a client cannot make
+   * the server read its files.
+   */
+  imageRoot?: string;
 }
 
 /** Largest body of a create-index request. */
@@ -61,10 +65,10 @@ function bodyBytes(options: RouteOptions): number {
   return options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 }
 
-/** An objects body as the engine's streamed input; relative image paths resolve against the server's base. */
+/** An objects body as the engine's streamed input; its local image files confined to the server's image root. */
 function objectsInput({ request, options }: RouteContext, lines: boolean) {
   checkJsonMediaType(request.headers.get("content-type") ?? undefined, lines);
-  return { stream: limitedStream(request, bodyBytes(options)), source: "body", base: options.imageBase ?? process.cwd() };
+  return { stream: limitedStream(request, bodyBytes(options)), source: "body", base: confinedBase(options.imageRoot ?? null) };
 }
 
 const search: Route["handle"] = async ({ engine, params, query }) => {

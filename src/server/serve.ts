@@ -71,7 +71,8 @@ export async function startServer(engine: Engine, options: ServeOptions): Promis
   const server = createAdaptorServer({
     fetch,
     overrideGlobalObjects: false,
-    serverOptions: { maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024 },
+    // Node checks the two timeouts below only every connectionsCheckingInterval (30 s by default).
+    serverOptions: { maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024, connectionsCheckingInterval: 1000 },
   }) as Server;
   server.headersTimeout = options.headersTimeoutMs ?? 10_000;
   server.requestTimeout = options.requestTimeoutMs ?? 300_000;

@@ -3,9 +3,10 @@
  * answers compared with the CLI's `--json` for the same project, and every answer checked against
  * the server's own OpenAPI document.
  */
+import path from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliJson, runCli, SAMPLE, tempProject } from "../helpers/cli.js";
+import { cliJson, ROOT, runCli, SAMPLE, tempProject } from "../helpers/cli.js";
 import { call, serve, type Served } from "../helpers/serve.js";
 
 const project = tempProject();
@@ -354,5 +355,32 @@ describe("serving", () => {
     } finally {
       expect(await open.stop()).toBe(0);
     }
+  });
+});
+
+describe("image files named by objects added over HTTP", () => {
+  it("are read only inside --image-root, and not at all without one", async () => {
+    const images = tempProject();
+    const clip = path.join(ROOT, "fixtures", "models", "tiny-clip");
+    const folder = path.join(ROOT, "fixtures", "images");
+    const index = (await cliJson(images, ["index", "create", "--type", "image", "--model", clip, "--image-fields", "photo"])).id;
+    const add = async (url: string, objects: object[]) => {
+      const answer = await call(`${url}/v1/objects`, null, { method: "POST", body: JSON.stringify(objects), headers: { "content-type": "application/json" } });
+      expect(answer.status, answer.text).toBe(200);
+    };
+    const closed = await serve(images, ["--no-auth", "--no-access-log"]);
+    await add(closed.url, [{ id: "relative", photo: "red.png" }, { id: "absolute", photo: path.join(folder, "red.png") }, { id: "file-url", photo: `file://${path.join(folder, "red.png")}` }]);
+    expect(await closed.stop()).toBe(0);
+    const rooted = await serve(images, ["--no-auth", "--no-access-log", "--image-root", folder]);
+    await add(rooted.url, [{ id: "inside", photo: "blue.png" }, { id: "escape", photo: "../../package.json.png" }, { id: "outside", photo: "/etc/hostname.png" }]);
+    expect(await rooted.stop()).toBe(0);
+    const wait = await runCli(["--project", images, "--json", "index", "status", index, "--wait"]);
+    expect(wait.exitCode).toBe(7); // objects failed
+    const state = async (id: string) => (await cliJson(images, ["objects", "get", id])).status.indexes[0];
+    for (const id of ["relative", "absolute", "file-url"]) {
+      expect(await state(id)).toMatchObject({ status: "ERROR", error: expect.stringContaining("local image files are not read for objects added over HTTP") });
+    }
+    for (const id of ["escape", "outside"]) expect(await state(id)).toMatchObject({ status: "ERROR", error: expect.stringContaining("outside the folder the server reads images from") });
+    expect(await state("inside")).toMatchObject({ status: "READY" });
   });
 });

@@ -15,12 +15,13 @@ function imports(file: string): string[] {
 
 const engineFiles = files("src/engine");
 const cliFiles = files("src/cli");
+const serverFiles = files("src/server");
 
 describe("dependency direction", () => {
   it("the engine never imports the CLI or its libraries", () => {
     for (const file of engineFiles) {
       for (const spec of imports(file)) {
-        expect(spec, file).not.toMatch(/^(commander|@clack\/prompts|chalk|cli-table3)$|\/cli\//);
+        expect(spec, file).not.toMatch(/^(commander|@clack\/prompts|chalk|cli-table3|hono|@hono\/node-server)$|\/(cli|server)\//);
       }
     }
   });
@@ -33,14 +34,26 @@ describe("dependency direction", () => {
     }
   });
 
+  it("the server imports the engine only through its façade, and never the CLI", () => {
+    for (const file of serverFiles) {
+      for (const spec of imports(file)) {
+        expect(spec, file).not.toMatch(/\/cli\/|^(commander|@clack\/prompts|chalk|cli-table3)$/);
+        if (spec.includes("engine/")) expect(spec, file).toMatch(/engine\/index\.js$/);
+      }
+    }
+  });
+
   it.each([
+    ["hono", "src/server/app.ts"],
+    ["@hono/node-server", "src/server/serve.ts"],
+    ["@valibot/to-json-schema", "src/server/openapi.ts"],
     ["@lancedb/lancedb", "src/engine/store/lancedb.ts"],
     ["apache-arrow", "src/engine/store/lancedb.ts"],
     ["@tensorflow/tfjs-core", "src/engine/embedding/use.ts"],
     ["@huggingface/transformers", "src/engine/embedding/transformers.ts"],
     ["sharp", "src/engine/images/decode.ts"],
   ])("%s has one importer", (dependency, owner) => {
-    const importers = [...engineFiles, ...cliFiles].filter((file) => imports(file).includes(dependency));
+    const importers = [...engineFiles, ...cliFiles, ...serverFiles].filter((file) => imports(file).includes(dependency));
     expect(importers).toEqual([owner]);
   });
 

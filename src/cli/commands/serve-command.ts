@@ -1,5 +1,6 @@
 /** `semsearch serve`: the service's HTTP API over this project, until SIGTERM or SIGINT. */
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import { Engine, UsageError, ValidationError, type Warning } from "../../engine/index.js";
 import { projectDir, type GlobalOptions } from "../options.js";
 
@@ -11,7 +12,7 @@ export interface ServeCommandOptions extends GlobalOptions {
   maxBodyMb?: number;
   maxSearches?: number;
   maxQueuedSearches?: number;
-  imageBase?: string;
+  imageRoot?: string;
   /** false with --no-access-log */
   accessLog?: boolean;
   shutdownTimeout?: number;
@@ -55,11 +56,11 @@ export async function serveCommand(options: ServeCommandOptions): Promise<void> 
     maxBodyBytes: maxBodyMb === undefined ? undefined : maxBodyMb * 1024 * 1024,
     maxSearches: positive("--max-searches", options.maxSearches, 1024),
     maxQueuedSearches: positive("--max-queued-searches", options.maxQueuedSearches, 100_000),
-    imageBase: options.imageBase,
+    imageRoot: options.imageRoot === undefined ? undefined : path.resolve(options.imageRoot),
     shutdownTimeoutMs: (positive("--shutdown-timeout", options.shutdownTimeout, 3600) ?? 30) * 1000,
     version: pkg.version,
     onRequest: options.accessLog === false ? undefined : (entry) => log({ level: "info", ...entry }),
-    onInternalError: (error, cause) => log({ level: "error", code: error.code, message: error.message, stack: cause instanceof Error ? cause.stack : undefined }),
+    onServerError: (error, cause) => log({ level: "error", code: error.code, message: error.message, stack: cause instanceof Error ? cause.stack : undefined }),
   });
   // The address on stdout (data: `semsearch serve --port 0 > url`); everything else is a log line on stderr.
   process.stdout.write(`${server.url}\n`);

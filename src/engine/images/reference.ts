@@ -65,6 +65,7 @@ export function looksLikeImageReference(value: string): boolean {
  * be a reference.
  */
 export function resolveImageReference(value: string, baseDir: string): ImageReference | { error: string } {
+  if (baseDir.startsWith(CONFINED)) return confine(resolveImageReference(value, baseDir.slice(CONFINED.length) || path.sep), baseDir.slice(CONFINED.length));
   if (!path.isAbsolute(baseDir)) throw new TypeError(`resolveImageReference: baseDir must be absolute, got "${displayReference(baseDir)}"`);
   const problem = formProblem(value);
   if (problem !== null) return { error: problem };
@@ -88,6 +89,31 @@ export function resolveImageReference(value: string, baseDir: string): ImageRefe
     }
   }
   return { error: `unsupported URL scheme "${displayReference(url.protocol)}"` };
+}
+
+/**
+ * The base of objects whose local images are confined (objects added over HTTP): `confined:<root>`
+ * lets them name files inside `root` only (relative paths resolve against it), and `confined:`
+ * alone no local file at all. URLs are not confined.
+ */
+const CONFINED = "confined:";
+
+/** The recorded base of objects confined to `root` (absolute), or to no local file when null. */
+export function confinedBase(root: string | null): string {
+  if (root !== null && !path.isAbsolute(root)) throw new TypeError(`confinedBase: root must be absolute, got "${displayReference(root)}"`);
+  return CONFINED + (root ?? "");
+}
+
+export function isConfinedBase(base: string): boolean {
+  return base.startsWith(CONFINED);
+}
+
+function confine(resolved: ImageReference | { error: string }, root: string): ImageReference | { error: string } {
+  if ("error" in resolved || resolved.kind !== "file") return resolved;
+  if (root === "") return { error: "local image files are not read for objects added over HTTP (the server's --image-root allows one folder)" };
+  const relative = path.relative(root, resolved.path);
+  if (relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) return { error: "outside the folder the server reads images from (--image-root)" };
+  return resolved;
 }
 
 /**

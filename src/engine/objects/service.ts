@@ -5,6 +5,7 @@ import type { EngineContext } from "../context.js";
 import { ConflictError, NotFoundError, ValidationError } from "../errors.js";
 import { newObjectId } from "../ids.js";
 import { startWorker } from "../indexing/spawn.js";
+import { isConfinedBase } from "../images/reference.js";
 import { failpoint } from "../failpoint.js";
 import { deleteEverywhere, rollBackAdd } from "../journals.js";
 import { currentOwner } from "../owner.js";
@@ -71,7 +72,9 @@ export async function addObjects(
   const spooled: string[] = [];
   try {
     const replay: ReplayableInput[] = [];
-    const bases: string[] = inputs.map((input) => path.resolve(input.base ?? ("path" in input ? path.dirname(path.resolve(input.path)) : ".")));
+    const bases: string[] = inputs.map((input) =>
+      input.base !== undefined && isConfinedBase(input.base) ? input.base : path.resolve(input.base ?? ("path" in input ? path.dirname(path.resolve(input.path)) : ".")),
+    );
     for (const input of inputs) replay.push(await replayable(input, () => spooled[spooled.push(ctx.project.spoolFile()) - 1] as string));
     // Pass 1: validate everything, remember the ids (and which repeat). Generated ids are fixed here, by position.
     const ids = new Set<string>();

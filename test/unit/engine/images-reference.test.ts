@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { IMAGE_EXTENSIONS, displayReference, looksLikeImageReference, resolveImageReference } from "../../../src/engine/images/reference.js";
+import path from "node:path";
+import { IMAGE_EXTENSIONS, displayReference, looksLikeImageReference, resolveImageReference, confinedBase } from "../../../src/engine/images/reference.js";
 
 const BASE = "/data/project";
 const HUGE = `photos/${"a".repeat(100_000)}.png`;
@@ -131,5 +132,29 @@ describe("displayReference", () => {
     expect(Array.from(shown)).toHaveLength(200);
     expect(shown).toBe(`${"🍰".repeat(199)}…`);
     expect(displayReference("🍰".repeat(200))).toBe("🍰".repeat(200));
+  });
+});
+
+describe("confined bases (objects added over HTTP)", () => {
+  const root = path.resolve("/srv/images");
+  it.each([
+    ["a.png", { kind: "file", path: path.join(root, "a.png") }],
+    ["sub/b.jpg", { kind: "file", path: path.join(root, "sub", "b.jpg") }],
+    [path.join(root, "c.png"), { kind: "file", path: path.join(root, "c.png") }],
+    ["../etc/x.png", { error: "outside the folder the server reads images from (--image-root)" }],
+    ["/etc/passwd.png", { error: "outside the folder the server reads images from (--image-root)" }],
+    ["file:///etc/x.png", { error: "outside the folder the server reads images from (--image-root)" }],
+    ["sub/../../x.png", { error: "outside the folder the server reads images from (--image-root)" }],
+    ["https://example.com/a.png", { kind: "http", url: "https://example.com/a.png" }],
+  ])("inside %s: %j", (value, expected) => {
+    expect(resolveImageReference(value, confinedBase(root))).toEqual(expected);
+  });
+
+  it.each([["a.png"], ["/tmp/a.png"], ["file:///tmp/a.png"]])("with no root, refuses every local file: %s", (value) => {
+    expect(resolveImageReference(value, confinedBase(null))).toEqual({ error: expect.stringMatching(/^local image files are not read for objects added over HTTP/) });
+  });
+
+  it("keeps URLs with no root", () => {
+    expect(resolveImageReference("http://h/a.png", confinedBase(null))).toEqual({ kind: "http", url: "http://h/a.png" });
   });
 });

@@ -1,0 +1,73 @@
+/** The server's limits, in process over loopback: header size, slow clients, stopping. */
+import { connect } from "node:net";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Engine } from "../../../src/engine/index.js";
+import { isLoopback, startServer, type RunningServer } from "../../../src/server/serve.js";
+import { tempDir } from "../../helpers/temp.js";
+
+let server: RunningServer;
+
+beforeAll(async () => {
+  const engine = new Engine({ projectDir: path.join(tempDir(), "p") });
+  server = await startServer(engine, { host: "127.0.0.1", port: 0, checkKey: null, maxHeaderBytes: 2048, headersTimeoutMs: 1000, requestTimeoutMs: 2000 });
+});
+
+afterAll(async () => {
+  await server.stop();
+});
+
+/** Writes raw bytes and resolves with what the server answers before it closes (or after `waitMs`). */
+function raw(text: string, waitMs = 8000): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(server.port, "127.0.0.1");
+    let answer = "";
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(answer);
+    }, waitMs);
+    socket.on("data", (chunk) => (answer += chunk));
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve(answer);
+    });
+    socket.on("error", () => {});
+    socket.write(text);
+  });
+}
+
+describe("startServer", () => {
+  it("listens on loopback and answers", async () => {
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ status: "ok" });
+  });
+
+  it("answers 431 to headers over the limit", async () => {
+    const response = await fetch(`${server.url}/healthz`, { headers: { "x-big": "a".repeat(4096) } });
+    expect(response.status).toBe(431);
+  });
+
+  it("closes on a client that never finishes its headers", async () => {
+    const started = Date.now();
+    const answer = await raw("GET /healthz HTTP/1.1\r\nHost: x\r\n");
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(Date.now() - started).toBeLessThan(7000);
+  });
+
+  it("closes on a client that never finishes its body", async () => {
+    const answer = await raw("POST /v1/objects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[");
+    expect(answer).toMatch(/^HTTP\/1\.1 408|^$/);
+  });
+
+  it.each([
+    ["127.0.0.1", true],
+    ["127.1.2.3", true],
+    ["::1", true],
+    ["localhost", true],
+    ["0.0.0.0", false],
+    ["192.168.1.2", false],
+    ["::", false],
+  ])("isLoopback(%s) is %s", (host, loopback) => {
+    expect(isLoopback(host)).toBe(loopback);
+  });
+});
