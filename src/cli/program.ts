@@ -224,6 +224,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--max-queued-searches <n>", "searches waiting beyond those; more get 503 (default 256)", integerArg)
     .option("--image-root <dir>", "image indexes: the one folder whose image files objects added over HTTP may name (default: none, URLs only)")
     .option("--shutdown-timeout <seconds>", "on SIGTERM/SIGINT, wait this long for requests in flight (default 30)", integerArg)
+    .option("--cors-origin <origins>", "web page origins that may call the API from a browser, comma-separated (e.g. https://app.example)", listArg)
     .option("--no-access-log", "no access log lines on stderr")
     .action(withGlobals(h.serve));
 

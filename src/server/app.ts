@@ -8,6 +8,7 @@
  * scope (a read-only key writing: 403), then the query parameters and body (422, 413, 415).
  */
 import { Hono, type Context } from "hono";
+import { cors } from "hono/cors";
 import * as v from "valibot";
 import { errorBody, InternalError, NotFoundError, RequestRefusedError, SemsearchError, ValidationError, environmentError, type Caller, type Engine } from "../engine/index.js";
 import { Gate } from "./gate.js";
@@ -24,6 +25,8 @@ export interface AppOptions extends RouteOptions {
   onRequest?: (entry: AccessEntry) => void;
   /** Called with failures the client is not told the details of (bugs, keys that cannot be checked), for the server's log. */
   onServerError?: (error: SemsearchError, cause: unknown) => void;
+  /** Web page origins allowed to call the API from a browser (CORS), e.g. `https://app.example`; none by default. */
+  corsOrigins?: string[];
   /** semsearch's version, for the OpenAPI document. */
   version?: string;
 }
@@ -154,6 +157,10 @@ export function createApp(engine: Engine, options: AppOptions): Hono {
         onRequest(entry);
       }
     });
+  }
+  if (options.corsOrigins?.length) {
+    // Preflights are answered here, before the key check: a browser sends them without credentials.
+    app.use(cors({ origin: options.corsOrigins, allowHeaders: ["Authorization", "Content-Type"], allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE"], exposeHeaders: ["Retry-After", "Semsearch-Index-Building"], maxAge: 600 }));
   }
   for (const [path, routes] of byPath) {
     app.all(path, async (c) => {

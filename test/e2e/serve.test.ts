@@ -205,6 +205,7 @@ describe("statuses", () => {
       ["POST", "/v1/indexes", { body: JSON.stringify({ configuration: { index_type: { name: "text" } }, pad: "x".repeat(1_100_000) }), headers: json }, 413, "BODY_TOO_LARGE"],
       ["POST", "/v1/objects", { body: JSON.stringify(Array.from({ length: 1200 }, (_, i) => ({ id: `big-${i}`, t: "y".repeat(1000) }))), headers: json }, 413, "BODY_TOO_LARGE"],
       ["PATCH", "/v1/indexes", {}, 405, "METHOD_NOT_ALLOWED"],
+      ["POST", "/v1/indexes", { body: JSON.stringify({ name: "articles", configuration: { index_type: { name: "text" } } }), headers: json }, 409, "INDEX_NAME_TAKEN"],
       ["GET", "/v1/objects/nope", {}, 404, "OBJECT_NOT_FOUND"],
       ["GET", "/v1/objects?limit=0", {}, 422, "INVALID_PARAMETER"],
     ];

@@ -16,6 +16,7 @@ export interface ServeCommandOptions extends GlobalOptions {
   /** false with --no-access-log */
   accessLog?: boolean;
   shutdownTimeout?: number;
+  corsOrigin?: string[];
 }
 
 const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string };
@@ -56,6 +57,7 @@ export async function serveCommand(options: ServeCommandOptions): Promise<void> 
     maxBodyBytes: maxBodyMb === undefined ? undefined : maxBodyMb * 1024 * 1024,
     maxSearches: positive("--max-searches", options.maxSearches, 1024),
     maxQueuedSearches: positive("--max-queued-searches", options.maxQueuedSearches, 100_000),
+    corsOrigins: options.corsOrigin,
     imageRoot: options.imageRoot === undefined ? undefined : path.resolve(options.imageRoot),
     shutdownTimeoutMs: (positive("--shutdown-timeout", options.shutdownTimeout, 3600) ?? 30) * 1000,
     version: pkg.version,

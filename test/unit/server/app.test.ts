@@ -1,0 +1,56 @@
+/** The app in process (`app.request`): the error boundary and CORS. */
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { Engine } from "../../../src/engine/index.js";
+import { createApp } from "../../../src/server/app.js";
+import { tempDir } from "../../helpers/temp.js";
+
+function engine(): Engine {
+  return new Engine({ projectDir: path.join(tempDir(), "p") });
+}
+
+describe("the error boundary", () => {
+  it("answers a bug with 500 and no detail, and logs its stack", async () => {
+    const broken = engine();
+    broken.listIndexes = async () => {
+      throw new TypeError("secret internals at /home/x");
+    };
+    const logged: unknown[] = [];
+    const app = createApp(broken, { checkKey: null, onServerError: (_error, cause) => logged.push(cause) });
+    const response = await app.request("/v1/indexes");
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({ errors: [{ code: "INTERNAL", message: "The server failed to answer this request; its log has the details" }] });
+    expect((logged[0] as Error).stack).toContain("secret internals");
+  });
+
+  it("answers an environment fault with 503 saying what failed", async () => {
+    const full = engine();
+    full.listIndexes = async () => {
+      throw Object.assign(new Error("no space"), { code: "ENOSPC" });
+    };
+    const response = await createApp(full, { checkKey: null }).request("/v1/indexes");
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as { errors: unknown[] }).errors[0]).toMatchObject({ code: "ENOSPC", message: expect.stringContaining("the disk is full") });
+  });
+});
+
+describe("CORS", () => {
+  const key = { keyId: "key_x", readOnly: false };
+  it("answers preflights of allowed origins without a key, and marks answers for them", async () => {
+    const app = createApp(engine(), { checkKey: (k) => (k === "good" ? key : null), corsOrigins: ["https://app.example"] });
+    const preflight = await app.request("/v1/indexes", { method: "OPTIONS", headers: { origin: "https://app.example", "access-control-request-method": "GET", "access-control-request-headers": "authorization" } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("https://app.example");
+    expect(preflight.headers.get("access-control-allow-headers")).toMatch(/Authorization/);
+    const answer = await app.request("/v1/indexes", { headers: { origin: "https://app.example", authorization: "Bearer good" } });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("access-control-allow-origin")).toBe("https://app.example");
+    const other = await app.request("/v1/indexes", { headers: { origin: "https://evil.example", authorization: "Bearer good" } });
+    expect(other.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  it("sends no CORS headers unless origins are given", async () => {
+    const answer = await createApp(engine(), { checkKey: null }).request("/v1/indexes", { headers: { origin: "https://app.example" } });
+    expect(answer.headers.get("access-control-allow-origin")).toBeNull();
+  });
+});
