@@ -111,7 +111,7 @@ export const EXAMPLES: Record<string, string[]> = {
     "semsearch serve --host 0.0.0.0 --port 8080 --max-searches 4         # reachable from other machines (keys required)",
   ],
   keys: ["semsearch keys create --name ci --read-only", "semsearch keys list", "semsearch keys revoke key_abc123def456"],
-  "keys create": ["KEY=$(semsearch keys create --name ci)", "semsearch keys create --read-only    # searches and reads only"],
+  "keys create": ["semsearch keys create --name ci      # the key alone on stdout: KEY=$(semsearch keys create)", "semsearch keys create --read-only    # searches and reads only"],
   "keys list": ["semsearch keys list", "semsearch --json keys list | jq -r '.keys[] | select(.revoked_at == null) | .id'"],
   "keys revoke": ["semsearch keys revoke key_abc123def456", "semsearch keys revoke ci    # by name"],
   "worker status": ["semsearch worker status", "semsearch --json worker status"],
