@@ -17,6 +17,8 @@ import type { IndexInfo, IndexRecord, IndexStatusCounts, JsonObject } from "./ty
 export interface CreateIndexOptions {
   /** Progress of downloading the index's model, when it is not in the models folder yet. */
   onModelDownload?: (progress: DownloadProgress) => void;
+  /** false: the configuration may not name a model folder (a client of the HTTP server naming the server's files). Default true. */
+  modelFolders?: boolean;
 }
 
 /**
@@ -32,6 +34,7 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date, 
     download: true,
     onProgress: options.onModelDownload,
     warn: ctx.warn,
+    folders: options.modelFolders,
   });
   if (image !== (spec.kind === "clip")) {
     throw new ValidationError("MODEL_UNSUPPORTED", image ? `Image indexes need an image-text (CLIP) model, and ${spec.id} is a text model` : `${spec.id} is an image-text (CLIP) model: it is for image indexes (--type image)`, {

@@ -8,7 +8,7 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { statSync } from "node:fs";
 import path from "node:path";
 import * as v from "valibot";
-import { NotFoundError, ValidationError } from "./errors.js";
+import { fsError, NotFoundError, ValidationError } from "./errors.js";
 import type { Project } from "./project.js";
 import { damaged, readState, writeState } from "./state-files.js";
 
@@ -61,10 +61,25 @@ function info(record: KeysFile["keys"][number]): KeyInfo {
 /** The keys file as stored; an empty one when there is none. A damaged file is an EnvironmentError. */
 function readKeys(project: Project): KeysFile {
   const file = keysFile(project);
+  const hint = "Move it away and create new keys with `semsearch keys create`: every key it held stops working.";
+  // A FIFO or device would block the read (and a server with it): only a regular file is read.
+  const kind = fileKind(file);
+  if (kind === "missing") return { version: 1, secret: randomBytes(32).toString("base64url"), keys: [] };
+  if (kind !== "file") throw damaged(file, "it is not a regular file", hint);
   const read = readState(file, KeysFileSchema);
   if (read.ok) return read.value;
   if (read.missing) return { version: 1, secret: randomBytes(32).toString("base64url"), keys: [] };
-  throw damaged(file, read.reason, "Move it away and create new keys with `semsearch keys create`: every key it held stops working.");
+  // JSON.parse's message quotes the file's text: not in logs, whatever the file holds.
+  throw damaged(file, read.reason.startsWith("not valid JSON") ? "not valid JSON" : read.reason, hint);
+}
+
+function fileKind(file: string): "missing" | "file" | "other" {
+  try {
+    return statSync(file).isFile() ? "file" : "other";
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "missing";
+    throw fsError(error, "read", file);
+  }
 }
 
 function saveKeys(project: Project, keys: KeysFile): void {

@@ -25,6 +25,8 @@ export interface ResolveOptions {
   download?: boolean;
   onProgress?: (progress: DownloadProgress) => void;
   warn?: (warning: Warning) => void;
+  /** false: a model folder (a path) is refused, MODEL_FOLDER_NOT_ALLOWED (indexes created over HTTP). Default true. */
+  folders?: boolean;
 }
 
 /** Whether a `--model` value names a folder rather than a hub id. */
@@ -261,6 +263,11 @@ export async function resolveModelSpec(name: string, options: ResolveOptions = {
     return BUNDLED_SPEC;
   }
   if (looksLikePath(name)) {
+    if (options.folders === false) {
+      throw new ValidationError("MODEL_FOLDER_NOT_ALLOWED", "A model folder cannot be named over HTTP: name a Hugging Face model id, or create the index with the CLI", {
+        issues: [{ path: "configuration.model", message: "a folder path" }],
+      });
+    }
     const dir = path.resolve(expandHome(name));
     if (!existsSync(dir)) {
       throw new ValidationError("UNKNOWN_MODEL", `The model folder ${dir} does not exist`, { issues: [{ path: "configuration.model", message: "no such folder" }] });

@@ -12,6 +12,7 @@ import { cors } from "hono/cors";
 import * as v from "valibot";
 import { errorBody, InternalError, NotFoundError, RequestRefusedError, SemsearchError, ValidationError, environmentError, type Caller, type Engine } from "../engine/index.js";
 import { Gate } from "./gate.js";
+import { isLoopbackHostHeader } from "./hosts.js";
 import { ROUTES, type Route, type RouteOptions } from "./routes.js";
 import { openApiDocument } from "./openapi.js";
 
@@ -80,6 +81,39 @@ function checkKey(check: (key: string) => Caller | null, key: string, onError: A
   }
 }
 
+/**
+ * Browsers: a request from a web page carries its Origin, and only the origins given with
+ * `--cors-origin` may call (else a page could write to a server without keys, or use a key it got
+ * from elsewhere). Without keys, the Host must also be a loopback name (DNS rebinding).
+ */
+function checkBrowser(origin: string | undefined, host: string | undefined, options: AppOptions): void {
+  if (origin !== undefined && !(options.corsOrigins ?? []).includes(origin)) {
+    throw new RequestRefusedError(403, "ORIGIN_NOT_ALLOWED", `Requests from web pages at ${JSON.stringify(origin.slice(0, 200))} are not allowed`, { hint: "Start the server with --cors-origin <origin> to allow that page." });
+  }
+  if (options.checkKey === null && !isLoopbackHostHeader(host)) {
+    throw new RequestRefusedError(403, "HOST_NOT_ALLOWED", "A server without keys answers only requests to a loopback name (localhost, 127.0.0.1, [::1])");
+  }
+}
+
+/**
+ * The route's path parameters, percent-decoded strictly: an invalid escape, or one that is not
+ * UTF-8 (a lone surrogate), is refused rather than kept as literal text.
+ */
+function pathParams(pattern: string, pathname: string): Record<string, string> {
+  const names = pattern.split("/");
+  const parts = pathname.split("/");
+  const params: Record<string, string> = {};
+  names.forEach((name, i) => {
+    if (!name.startsWith(":")) return;
+    try {
+      params[name.slice(1)] = decodeURIComponent(parts[i] ?? "");
+    } catch {
+      throw new ValidationError("INVALID_PATH", `The path segment ${JSON.stringify((parts[i] ?? "").slice(0, 200))} is not valid percent-encoded UTF-8`, { issues: [{ path: name.slice(1), message: "invalid percent-encoding" }] });
+    }
+  });
+  return params;
+}
+
 /** The key of an `Authorization: Bearer <key>` header, or null. */
 function bearer(header: string | undefined): string | null {
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? "");
@@ -103,9 +137,9 @@ function parseQuery(url: URL, schema: v.ObjectSchema<v.ObjectEntries, undefined>
   if (result.success) return result.output as Record<string, unknown>;
   const issues = result.issues.map((issue) => {
     const key = String(issue.path?.[0]?.key ?? "");
-    if (issue.type === "strict_object") return { path: key.slice(0, 64), message: `unknown parameter; known: ${Object.keys(schema.entries).join(", ") || "none"}` };
     if (issue.received === "undefined") return { path: key, message: "required, but missing" };
-    return { path: key, message: `${issue.message.replace(/^Invalid \w+: /, "")} (got ${JSON.stringify(String(issue.input).slice(0, 64))})` };
+    if (issue.type === "strict_object") return { path: key.slice(0, 64), message: `unknown parameter; known: ${Object.keys(schema.entries).join(", ") || "none"}` };
+    return { path: key, message: `${issue.message} (got ${JSON.stringify(String(issue.input).slice(0, 64))})` };
   });
   const first = issues[0] as { path: string; message: string };
   throw new ValidationError("INVALID_PARAMETER", `Query parameter ${first.path}: ${first.message}`, { issues });
@@ -113,7 +147,9 @@ function parseQuery(url: URL, schema: v.ObjectSchema<v.ObjectEntries, undefined>
 
 export function createApp(engine: Engine, options: AppOptions): Hono {
   const app = new Hono();
-  const gate = new Gate(options.maxSearches ?? 8, options.maxQueuedSearches ?? 256);
+  // Searches and object lists share one cap (each may hold much memory: 10,000 objects a list);
+  // adds take another (pass 1 of an add parses its body before the project lock serialises them).
+  const gates = { search: new Gate(options.maxSearches ?? 8, options.maxQueuedSearches ?? 256), write: new Gate(2, 64) };
   const byPath = new Map<string, Route[]>();
   for (const route of ROUTES) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   const document = openApiDocument(options.version);
@@ -128,6 +164,7 @@ export function createApp(engine: Engine, options: AppOptions): Hono {
       if (caller === null) throw NOT_FOUND();
       log.key = caller.keyId;
     }
+    if (secured) checkBrowser(c.req.header("origin"), c.req.header("host"), options);
     const method = c.req.method === "HEAD" ? "GET" : c.req.method;
     const route = routes.find((candidate) => candidate.method === method);
     if (!route) {
@@ -136,9 +173,9 @@ export function createApp(engine: Engine, options: AppOptions): Hono {
     }
     if (route.write && caller?.readOnly) throw new RequestRefusedError(403, "READ_ONLY_KEY", `The key ${caller.keyId} is read-only: it can search and read, not ${route.summary.toLowerCase()}`);
     const query = parseQuery(url, route.query);
-    const params = c.req.param() as Record<string, string>;
+    const params = pathParams(route.path, url.pathname);
     const run = () => route.handle({ engine, params, query, request: c.req.raw, options, document });
-    const result = route.kind === "search" ? await gate.run(run) : await run();
+    const result = route.gate ? await gates[route.gate].run(run) : await run();
     const response = jsonResponse(result.body, route.status, result.headers);
     return c.req.method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
   };

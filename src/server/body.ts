@@ -7,9 +7,9 @@ import { parseJsonText, RequestRefusedError } from "../engine/index.js";
 /** The body was not read to its end: the connection is closed after the answer, not reused. */
 const CLOSE = { connection: "close" };
 
-function tooLarge(limit: number): RequestRefusedError {
+function tooLarge(limit: number, hint: string): RequestRefusedError {
   return new RequestRefusedError(413, "BODY_TOO_LARGE", `The request body is larger than ${formatBytes(limit)}`, {
-    hint: "Send fewer objects per request, or start the server with a larger --max-body-mb.",
+    hint,
     headers: CLOSE,
   });
 }
@@ -37,19 +37,21 @@ export function checkJsonMediaType(contentType: string | undefined, lines: boole
 }
 
 /** Refuses a body whose declared length is over the limit before reading any of it. */
-function checkDeclaredLength(headers: Headers, limit: number): void {
+function checkDeclaredLength(headers: Headers, limit: number, hint: string): void {
   const declared = headers.get("content-length");
-  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw tooLarge(limit);
+  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw tooLarge(limit, hint);
 }
 
+const OBJECTS_HINT = "Send fewer objects per request, or start the server with a larger --max-body-mb.";
+
 /** The body as a Node stream that fails with 413 once it passes `limit` bytes. */
-export function limitedStream(request: Request, limit: number): NodeJS.ReadableStream {
-  checkDeclaredLength(request.headers, limit);
+export function limitedStream(request: Request, limit: number, hint = OBJECTS_HINT): NodeJS.ReadableStream {
+  checkDeclaredLength(request.headers, limit, hint);
   let seen = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       seen += chunk.length;
-      callback(seen > limit ? tooLarge(limit) : null, chunk);
+      callback(seen > limit ? tooLarge(limit, hint) : null, chunk);
     },
   });
   if (request.body === null) return Readable.from([]);
@@ -60,10 +62,10 @@ export function limitedStream(request: Request, limit: number): NodeJS.ReadableS
 
 /** The whole body, at most `limit` bytes, parsed as JSON (422 INVALID_JSON naming the line otherwise). */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
-  checkDeclaredLength(request.headers, limit);
+  const hint = `A create-index body is at most ${formatBytes(limit)}.`;
   const chunks: Buffer[] = [];
   let seen = 0;
-  for await (const chunk of limitedStream(request, limit) as AsyncIterable<Buffer>) {
+  for await (const chunk of limitedStream(request, limit, hint) as AsyncIterable<Buffer>) {
     seen += chunk.length;
     chunks.push(chunk);
   }

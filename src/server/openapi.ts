@@ -11,7 +11,7 @@ import { RESPONSES } from "./schemas.js";
 const STATUS_TEXT: Record<number, string> = {
   200: "OK",
   202: "Accepted: the index is created and builds in the background",
-  403: "The key is read-only",
+  403: "A read-only key writing, a web page's origin not allowed (--cors-origin), or, without keys, a Host that is not loopback",
   404: "Not found: an unknown path, index or object, an invalid index type, or a missing, invalid or revoked key",
   405: "The path does not have this method",
   409: "Conflict: the project is busy (locked) or in a state that forbids the operation",
@@ -64,7 +64,10 @@ function operation(route: Route) {
   const responses: Record<string, unknown> = {
     [route.status]: { description: STATUS_TEXT[route.status] ?? "OK", content: { "application/json": { schema: ref(route.response) } } },
   };
-  const errors = route.auth ? [404, 405, ...route.errors, 500] : [...route.errors, 500];
+  // Every keyed route may answer: 403 (a web page's origin, or a Host other than loopback without keys),
+  // 404 (the key), 405, 503 (keys that cannot be read, a disk at fault); with path parameters, 422.
+  const keyed = route.auth ? [403, 404, 405, 503, ...(route.path.includes(":") ? [422] : [])] : [];
+  const errors = [...keyed, ...route.errors, 500];
   for (const status of [...new Set(errors)].sort()) responses[status] = { description: STATUS_TEXT[status] ?? "Error", content: { "application/json": { schema: ref("Error") } } };
   return {
     operationId: route.operationId,

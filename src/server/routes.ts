@@ -45,8 +45,8 @@ export interface Route {
   auth: boolean;
   /** Whether it changes the project (read-only keys may not). */
   write: boolean;
-  /** Searches share a cap on concurrent work. */
-  kind?: "search";
+  /** The cap on concurrent work it shares: searches and lists, or adds (see app.ts). */
+  gate?: "search" | "write";
   query: QuerySchema;
   /** The request body, for the document. */
   body?: "index" | "object" | "objects";
@@ -101,23 +101,24 @@ export const ROUTES: Route[] = [
     method: "POST", path: "/v1/indexes", operationId: "createIndex", summary: "Create an index", auth: true, write: true, query: NoQuerySchema, body: "index", status: 202, response: "Created", errors: [403, 409, 413, 415, 422, 503],
     handle: async ({ engine, request }) => {
       checkJsonMediaType(request.headers.get("content-type") ?? undefined, false);
-      return { body: await engine.createIndex(await readJsonBody(request, MAX_INDEX_BODY_BYTES)) };
+      // Model folders are the server's files: a client names hub ids only.
+      return { body: await engine.createIndex(await readJsonBody(request, MAX_INDEX_BODY_BYTES), { modelFolders: false }) };
     },
   },
   { method: "GET", path: "/v1/indexes", operationId: "listIndexes", summary: "List indexes", auth: true, write: false, query: NoQuerySchema, status: 200, response: "IndexList", errors: [], handle: async ({ engine }) => ({ body: { indexes: await engine.listIndexes() } }) },
   { method: "GET", path: "/v1/indexes/:id", operationId: "getIndex", summary: "Get an index", auth: true, write: false, query: NoQuerySchema, status: 200, response: "Index", errors: [], handle: async ({ engine, params }) => ({ body: await engine.getIndex(params.id as string) }) },
   { method: "DELETE", path: "/v1/indexes/:id", operationId: "deleteIndex", summary: "Delete an index", auth: true, write: true, query: NoQuerySchema, status: 200, response: "Deleted", errors: [403, 409, 503], handle: async ({ engine, params }) => ({ body: { deleted: await engine.deleteIndex(params.id as string) } }) },
   { method: "GET", path: "/v1/indexes/:id/status", operationId: "indexStatus", summary: "Count an index's objects per state", auth: true, write: false, query: NoQuerySchema, status: 200, response: "IndexStatus", errors: [], handle: async ({ engine, params }) => ({ body: { status: await engine.indexStatus(params.id as string) } }) },
-  { method: "GET", path: "/v1/indexes/:id/search", operationId: "search", summary: "Search an index", auth: true, write: false, kind: "search", query: SearchQuerySchema, status: 200, response: "SearchResponse", errors: [...READ_ERRORS, 503], handle: search },
+  { method: "GET", path: "/v1/indexes/:id/search", operationId: "search", summary: "Search an index", auth: true, write: false, gate: "search", query: SearchQuerySchema, status: 200, response: "SearchResponse", errors: [...READ_ERRORS, 503], handle: search },
   {
-    method: "POST", path: "/v1/objects", operationId: "addObjects", summary: "Add or replace objects", auth: true, write: true, query: AddObjectsQuerySchema, body: "objects", status: 200, response: "Added", errors: WRITE_ERRORS,
+    method: "POST", path: "/v1/objects", operationId: "addObjects", summary: "Add or replace objects", auth: true, write: true, gate: "write", query: AddObjectsQuerySchema, body: "objects", status: 200, response: "Added", errors: WRITE_ERRORS,
     handle: async (ctx) => {
       const idField = (ctx.query as v.InferOutput<typeof AddObjectsQuerySchema>).id_field;
       return { body: await ctx.engine.addObjects([objectsInput(ctx, true)], { idField }) };
     },
   },
   {
-    method: "GET", path: "/v1/objects", operationId: "listObjects", summary: "List objects", auth: true, write: false, query: ListObjectsQuerySchema, status: 200, response: "ObjectList", errors: READ_ERRORS,
+    method: "GET", path: "/v1/objects", operationId: "listObjects", summary: "List objects", auth: true, write: false, gate: "search", query: ListObjectsQuerySchema, status: 200, response: "ObjectList", errors: READ_ERRORS,
     handle: async ({ engine, query }) => {
       const q = query as v.InferOutput<typeof ListObjectsQuerySchema>;
       return { body: { objects: await engine.listObjects(wholeNumber(q.offset) ?? 0, wholeNumber(q.limit) ?? 100) } };
@@ -125,7 +126,7 @@ export const ROUTES: Route[] = [
   },
   { method: "GET", path: "/v1/objects/:id", operationId: "getObject", summary: "Get an object", auth: true, write: false, query: NoQuerySchema, status: 200, response: "ObjectInfo", errors: [], handle: async ({ engine, params }) => ({ body: await engine.getObject(params.id as string) }) },
   {
-    method: "PUT", path: "/v1/objects/:id", operationId: "putObject", summary: "Add or replace one object", auth: true, write: true, query: NoQuerySchema, body: "object", status: 200, response: "Added", errors: WRITE_ERRORS,
+    method: "PUT", path: "/v1/objects/:id", operationId: "putObject", summary: "Add or replace one object", auth: true, write: true, gate: "write", query: NoQuerySchema, body: "object", status: 200, response: "Added", errors: WRITE_ERRORS,
     handle: async (ctx) => ({ body: await ctx.engine.addObjects([objectsInput(ctx, false)], { id: ctx.params.id as string }) }),
   },
   {

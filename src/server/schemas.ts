@@ -17,7 +17,7 @@ export const SearchQuerySchema = v.strictObject({
   offset: v.optional(WholeNumber("Results to skip (0 to 9,999).")),
   limit: v.optional(WholeNumber(`Results per page (1 to ${MAX_LIMIT}, default 10).`)),
   filter_query: v.optional(v.pipe(v.string(), v.description("A filter in the syntax of `semsearch search --filter`, e.g. `price:<20 AND in_stock:true`."))),
-  mode: v.optional(v.pipe(v.picklist(["hybrid", "lexical", "vector"]), v.description("Rank with one part of a hybrid index only, for diagnosis (default: hybrid)."))),
+  mode: v.optional(v.pipe(v.picklist(["hybrid", "lexical", "vector"], "expected hybrid, lexical or vector"), v.description("Rank with one part of a hybrid index only, for diagnosis (default: hybrid)."))),
 });
 
 export const ListObjectsQuerySchema = v.strictObject({

@@ -4,7 +4,8 @@
  * then close the engine).
  */
 import { createAdaptorServer } from "@hono/node-server";
-import type { Server } from "node:http";
+import { STATUS_CODES, type Server } from "node:http";
+import type { Duplex } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AddressInfo } from "node:net";
 import { EnvironmentError, RequestRefusedError, UsageError, type Engine } from "../engine/index.js";
@@ -35,10 +36,7 @@ export interface RunningServer {
   stop(): Promise<boolean>;
 }
 
-/** Whether a host to bind is a loopback address (only those may serve without keys). */
-export function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
-}
+export { isLoopback } from "./hosts.js";
 
 function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
   const where = `${host}:${port}`;
@@ -46,6 +44,29 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
   if (error.code === "EACCES") return new EnvironmentError("EACCES", `Cannot listen on ${where}: permission denied`, { hint: "Ports below 1024 need privileges: choose another port with --port." });
   if (error.code === "EADDRNOTAVAIL" || error.code === "ENOTFOUND" || error.code === "EAI_AGAIN") return new UsageError("BAD_HOST", `Cannot listen on ${where}: no such address on this machine`, { hint: "Give an address of this machine with --host (127.0.0.1 by default)." });
   return error;
+}
+
+const CLIENT_ERRORS: Record<number, [string, string]> = {
+  400: ["BAD_REQUEST", "The request is not valid HTTP"],
+  408: ["REQUEST_TIMEOUT", "The request did not arrive in time"],
+  413: ["BODY_TOO_LARGE", "The request is too large"],
+  431: ["HEADERS_TOO_LARGE", "The request headers are larger than the server accepts"],
+};
+
+/**
+ * Requests Node's parser refuses before the app sees them (headers too large or too slow, not HTTP):
+ * answered in the API's error shape, and logged like any request.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, onRequest: ServeOptions["onRequest"]): void {
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === "HPE_HEADER_OVERFLOW" ? 431 : error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : error.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW" ? 413 : 400;
+  const [code, message] = CLIENT_ERRORS[status] as [string, string];
+  const body = `${JSON.stringify({ errors: [{ code, message }] })}\n`;
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  onRequest?.({ method: "-", path: "-", status, ms: 0 });
 }
 
 export async function startServer(engine: Engine, options: ServeOptions): Promise<RunningServer> {
@@ -74,6 +95,7 @@ export async function startServer(engine: Engine, options: ServeOptions): Promis
     // Node checks the two timeouts below only every connectionsCheckingInterval (30 s by default).
     serverOptions: { maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024, connectionsCheckingInterval: 1000 },
   }) as Server;
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, options.onRequest));
   server.headersTimeout = options.headersTimeoutMs ?? 10_000;
   server.requestTimeout = options.requestTimeoutMs ?? 300_000;
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 5_000;

@@ -48,6 +48,7 @@ describe("the spec's routes", () => {
       { query: "query=energy&limit=3&offset=2&object_fields=title,year", args: ["energy", "--limit", "3", "--offset", "2", "--object-fields", "title,year"] },
       { query: "query=cells&result_fields=highlights&object_fields=*", args: ["cells", "--result-fields", "highlights", "--object-fields", "*"] },
       { query: "query=cells&results_fields=highlights", args: ["cells", "--result-fields", "highlights"] },
+      { query: "query=%22how%20plants%22", args: ['"how plants"'] },
       { query: `query=energy&filter_query=${encodeURIComponent("topic:biology AND year:>=2020")}`, args: ["energy", "--filter", "topic:biology AND year:>=2020"] },
     ];
     for (const { query, args } of cases) {
@@ -208,6 +209,11 @@ describe("statuses", () => {
       ["POST", "/v1/indexes", { body: JSON.stringify({ name: "articles", configuration: { index_type: { name: "text" } } }), headers: json }, 409, "INDEX_NAME_TAKEN"],
       ["GET", "/v1/objects/nope", {}, 404, "OBJECT_NOT_FOUND"],
       ["GET", "/v1/objects?limit=0", {}, 422, "INVALID_PARAMETER"],
+      ["GET", "/v1/objects/a%00b", {}, 404, "OBJECT_NOT_FOUND"],
+      ["PUT", "/v1/objects/%ED%A0%80", { body: "{}", headers: json }, 422, "INVALID_PATH"],
+      ["GET", "/v1/objects/%", {}, 422, "INVALID_PATH"],
+      ["POST", "/v1/indexes", { body: JSON.stringify({ configuration: { index_type: { name: "text" }, model: "/etc" } }), headers: json }, 422, "MODEL_FOLDER_NOT_ALLOWED"],
+      ["POST", "/v1/objects", { body: '{"id":"csrf"}', headers: { origin: "https://evil.example" } }, 403, "ORIGIN_NOT_ALLOWED"],
     ];
     for (const [method, path, init, status, code] of cases) {
       const answer = await api(method, path, writer, init);
@@ -215,6 +221,8 @@ describe("statuses", () => {
       expect(answer.json.errors[0].code, `${method} ${path}`).toBe(code);
       expect(answer.text).not.toMatch(/\n\s+at /);
     }
+    const missing = await api("GET", `/v1/indexes/${indexId}/search?limit=2`, writer);
+    expect(missing.json.errors[0].message).toBe("Query parameter query: required, but missing");
     const allow = await api("PATCH", "/v1/indexes/x", writer);
     expect(allow.headers.get("allow")).toBe("GET, HEAD, DELETE");
   });
@@ -320,7 +328,10 @@ describe("serving", () => {
         sent++;
         if (sent === count / 2 && !signalled) {
           signalled = true;
-          open.child.kill("SIGTERM"); // half the body is sent: the server stops accepting, and this request goes on
+          // Half the body is sent, and the server has had time to read the request's head (a connection
+          // whose request has not begun is idle, and closed at once): it stops accepting, and this request goes on.
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          open.child.kill("SIGTERM");
           await new Promise((resolve) => setTimeout(resolve, 300));
         }
       },

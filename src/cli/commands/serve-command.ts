@@ -68,14 +68,23 @@ export async function serveCommand(options: ServeCommandOptions): Promise<void> 
   process.stdout.write(`${server.url}\n`);
   log({ level: "info", event: "listening", url: server.url, project: engine.projectDir, auth: auth ? "keys" : "none" });
   await new Promise<void>((resolve) => {
+    // A second signal, of either kind, ends the process at once; an add it cuts off is rolled back by the next writer.
+    const force = (signal: NodeJS.Signals) => {
+      log({ level: "warning", event: "stopped at once", signal, in_flight: server.inFlight() });
+      process.exit(signal === "SIGINT" ? 130 : 143);
+    };
     const onSignal = (signal: NodeJS.Signals) => {
+      for (const name of ["SIGTERM", "SIGINT"] as const) {
+        process.removeListener(name, onSignal);
+        process.once(name, force);
+      }
       log({ level: "info", event: "stopping", signal, in_flight: server.inFlight() });
       void server.stop().then((finished) => {
         log({ level: "info", event: "stopped", finished });
         resolve();
       });
     };
-    process.once("SIGTERM", onSignal);
-    process.once("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
   });
 }

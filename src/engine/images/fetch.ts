@@ -10,8 +10,10 @@ import https from "node:https";
 import { createRequire } from "node:module";
 import type { LookupFunction } from "node:net";
 import path from "node:path";
+import { realpath } from "node:fs/promises";
 import { ImageCache, type CacheEntry } from "./fetch-cache.js";
 import { readRegularFile } from "./read-file.js";
+import { OUTSIDE_ROOT } from "./reference.js";
 import { formatBytes, httpGet, type HttpContext, type HttpOutcome } from "./fetch-http.js";
 import type { ImageReference } from "./reference.js";
 
@@ -117,7 +119,11 @@ export class ImageFetcher {
   async fetch(ref: ImageReference): Promise<FetchResult> {
     if (ref.kind === "file") {
       if (!path.isAbsolute(ref.path)) throw new TypeError(`ImageFetcher: the path "${ref.path}" is not absolute`);
-      return readLocalImage(ref.path, this.options.maxBytes);
+      if (ref.root === undefined) return readLocalImage(ref.path, this.options.maxBytes);
+      const confined = await confinedRealPath(ref.path, ref.root);
+      if (confined === "outside") return failed(OUTSIDE_ROOT);
+      if (confined === "missing") return failed("file not found");
+      return readLocalImage(confined, this.options.maxBytes, true);
     }
     if (ref.kind === "http" && /^https?:\/\//i.test(ref.url) && URL.canParse(ref.url)) return this.download(ref.url);
     throw new TypeError(`ImageFetcher: not an image reference: ${JSON.stringify(ref)?.slice(0, 200)}`);
@@ -191,9 +197,33 @@ function sleep(ms: number): Promise<void> {
  * A local image read whole: regular files only (opened non-blocking, so a FIFO cannot hang the
  * read), the size checked before reading.
  */
-async function readLocalImage(file: string, maxBytes: number): Promise<FetchResult> {
+/**
+ * A file confined to `root`, with every symbolic link resolved: its real path when that is inside the
+ * real root, "outside" when it or its deepest existing ancestor resolves outside (so a link in the
+ * root cannot reach, or probe, other files), "missing" when it does not exist inside.
+ */
+async function confinedRealPath(file: string, root: string): Promise<string | "outside" | "missing"> {
+  let realRoot: string;
   try {
-    const read = await readRegularFile(file, maxBytes);
+    realRoot = await realpath(root);
+  } catch {
+    return "missing";
+  }
+  const inside = (real: string) => real === realRoot || real.startsWith(realRoot.endsWith(path.sep) ? realRoot : realRoot + path.sep);
+  for (let probe = file; ; probe = path.dirname(probe)) {
+    try {
+      const real = await realpath(probe);
+      if (!inside(real)) return "outside";
+      return probe === file ? real : "missing";
+    } catch {
+      if (path.dirname(probe) === probe) return "outside";
+    }
+  }
+}
+
+async function readLocalImage(file: string, maxBytes: number, noFollow = false): Promise<FetchResult> {
+  try {
+    const read = await readRegularFile(file, maxBytes, { noFollow });
     if ("problem" in read) return failed(read.problem === "directory" ? "is a directory" : read.problem === "not regular" ? "not a regular file" : `larger than ${formatBytes(maxBytes)}`);
     return read.bytes.byteLength === 0 ? failed("empty file") : { ok: true, bytes: read.bytes, fromCache: false };
   } catch (error) {

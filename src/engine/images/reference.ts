@@ -6,8 +6,11 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** Where an image is: an http(s) URL (normalised by `new URL`) or an absolute file path. */
-export type ImageReference = { kind: "http"; url: string } | { kind: "file"; path: string };
+/**
+ * Where an image is: an http(s) URL (normalised by `new URL`) or an absolute file path; `root`: the
+ * file must be inside that folder once symbolic links are resolved (objects added over HTTP).
+ */
+export type ImageReference = { kind: "http"; url: string } | { kind: "file"; path: string; root?: string };
 
 /** File extensions taken for images, lower case without the dot (compared case-insensitively). */
 export const IMAGE_EXTENSIONS: readonly string[] = ["jpg", "jpeg", "png", "webp", "gif", "avif", "tif", "tiff"];
@@ -98,6 +101,9 @@ export function resolveImageReference(value: string, baseDir: string): ImageRefe
  */
 const CONFINED = "confined:";
 
+/** The reason of a file outside an object's image root. */
+export const OUTSIDE_ROOT = "outside the folder the server reads images from (--image-root)";
+
 /** The recorded base of objects confined to `root` (absolute), or to no local file when null. */
 export function confinedBase(root: string | null): string {
   if (root !== null && !path.isAbsolute(root)) throw new TypeError(`confinedBase: root must be absolute, got "${displayReference(root)}"`);
@@ -112,8 +118,9 @@ function confine(resolved: ImageReference | { error: string }, root: string): Im
   if ("error" in resolved || resolved.kind !== "file") return resolved;
   if (root === "") return { error: "local image files are not read for objects added over HTTP (the server's --image-root allows one folder)" };
   const relative = path.relative(root, resolved.path);
-  if (relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) return { error: "outside the folder the server reads images from (--image-root)" };
-  return resolved;
+  if (relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) return { error: OUTSIDE_ROOT };
+  // The reader resolves symbolic links and checks again: a link inside the root may point outside.
+  return { ...resolved, root };
 }
 
 /**

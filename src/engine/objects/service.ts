@@ -197,8 +197,9 @@ function toStored(row: ObjectRow): StoredObject {
 }
 
 async function findObjectRow(ctx: EngineContext, id: string): Promise<ObjectRow> {
-  const row = ctx.project.exists() ? (await (await ctx.store()).getObjects([id])).get(id) : undefined;
-  if (!row) throw new NotFoundError("OBJECT_NOT_FOUND", `Object "${id}" not found`);
+  // No stored id holds NUL (adds refuse it), and SQL literals cannot carry one.
+  const row = ctx.project.exists() && !id.includes("\u0000") ? (await (await ctx.store()).getObjects([id])).get(id) : undefined;
+  if (!row) throw new NotFoundError("OBJECT_NOT_FOUND", `Object ${JSON.stringify(id.slice(0, 200))} not found`);
   return row;
 }
 

@@ -662,10 +662,13 @@ export class LanceStore {
 
   /** BM25 matches of a query over the `text` column, best first. */
   async textSearch(name: string, query: string, limit: number, where?: string): Promise<ScoredRow[]> {
-    if (query.trim() === "") return [];
+    // LanceDB reads `"…"` as a phrase, which needs word positions the index does not keep (it fails
+    // the search): quotes are not phrase syntax here, their words are matched as any others.
+    const terms = query.replaceAll('"', " ");
+    if (terms.trim() === "") return [];
     const table = await this.table(name);
     const rows = await this.wrap(`full-text search in ${name}`, () => {
-      const search = table.query().fullTextSearch(query, { columns: "text" });
+      const search = table.query().fullTextSearch(terms, { columns: "text" });
       return (where ? search.where(where) : search).select(["id", "_score"]).limit(limit).toArray();
     });
     return rows.map((row) => ({ id: String(row.id), score: Number(row._score) }));

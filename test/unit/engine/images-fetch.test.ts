@@ -457,3 +457,31 @@ describe("defaultFetchOptions", () => {
     expect(defaultFetchOptions(null, env)).toMatchObject(expected);
   });
 });
+
+describe("files confined to a root (objects added over HTTP)", () => {
+  const base = tempDir();
+  const root = path.join(base, "root");
+  const outside = path.join(base, "outside");
+  mkdirSync(path.join(root, "sub"), { recursive: true });
+  mkdirSync(outside, { recursive: true });
+  writeFileSync(path.join(root, "sub", "in.png"), "inside bytes");
+  writeFileSync(path.join(outside, "secret.png"), "secret bytes");
+  symlinkSync(outside, path.join(root, "escape"));
+  symlinkSync(path.join(outside, "secret.png"), path.join(root, "link.png"));
+  symlinkSync(path.join(root, "sub", "in.png"), path.join(root, "good-link.png"));
+  symlinkSync("/", path.join(root, "rootfs"));
+
+  it.each([
+    ["sub/in.png", { ok: true }],
+    ["good-link.png", { ok: true }],
+    ["escape/secret.png", { ok: false, reason: "outside the folder the server reads images from (--image-root)" }],
+    ["link.png", { ok: false, reason: "outside the folder the server reads images from (--image-root)" }],
+    ["rootfs/etc/hostname", { ok: false, reason: "outside the folder the server reads images from (--image-root)" }],
+    ["rootfs/etc/no-such-file", { ok: false, reason: "outside the folder the server reads images from (--image-root)" }],
+    ["escape/no-such-dir/x.png", { ok: false, reason: "outside the folder the server reads images from (--image-root)" }],
+    ["sub/missing.png", { ok: false, reason: "file not found" }],
+  ])("%s", async (relative, expected) => {
+    const result = await fetcher().fetch({ kind: "file", path: path.join(root, relative), root });
+    expect(result).toMatchObject(expected);
+  });
+});

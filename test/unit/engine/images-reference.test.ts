@@ -138,9 +138,9 @@ describe("displayReference", () => {
 describe("confined bases (objects added over HTTP)", () => {
   const root = path.resolve("/srv/images");
   it.each([
-    ["a.png", { kind: "file", path: path.join(root, "a.png") }],
-    ["sub/b.jpg", { kind: "file", path: path.join(root, "sub", "b.jpg") }],
-    [path.join(root, "c.png"), { kind: "file", path: path.join(root, "c.png") }],
+    ["a.png", { kind: "file", path: path.join(root, "a.png"), root }],
+    ["sub/b.jpg", { kind: "file", path: path.join(root, "sub", "b.jpg"), root }],
+    [path.join(root, "c.png"), { kind: "file", path: path.join(root, "c.png"), root }],
     ["../etc/x.png", { error: "outside the folder the server reads images from (--image-root)" }],
     ["/etc/passwd.png", { error: "outside the folder the server reads images from (--image-root)" }],
     ["file:///etc/x.png", { error: "outside the folder the server reads images from (--image-root)" }],

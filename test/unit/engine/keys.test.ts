@@ -1,4 +1,5 @@
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createKey, KeyChecker, listKeys, revokeKey } from "../../../src/engine/keys.js";
@@ -67,5 +68,24 @@ describe("API keys", () => {
     writeFileSync(path.join(p.dir, "keys.json"), '{"version":1,"secret":"short","keys":[]}');
     expect(() => new KeyChecker(p).hasKeys()).toThrow(/damaged/);
     expect(() => listKeys(p)).toThrow(expect.objectContaining({ code: "CORRUPT_PROJECT" }));
+  });
+});
+
+describe("a keys file that is not a regular file", () => {
+  it.each([["a FIFO"], ["a directory"]])("is reported as damaged, without blocking: %s", async (what) => {
+    const p = project();
+    await createKey(p, {}, now);
+    const file = path.join(p.dir, "keys.json");
+    rmSync(file);
+    if (what === "a FIFO") execFileSync("mkfifo", [file]);
+    else mkdirSync(file);
+    expect(() => new KeyChecker(p).hasKeys()).toThrow(/not a regular file/);
+  });
+
+  it("does not quote a file that is not JSON", async () => {
+    const p = project();
+    p.init();
+    writeFileSync(path.join(p.dir, "keys.json"), "root:x:0:0:root:/root:/bin/bash");
+    expect(() => listKeys(p)).toThrow(expect.objectContaining({ message: expect.not.stringContaining("root:x") }));
   });
 });

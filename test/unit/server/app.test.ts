@@ -5,6 +5,8 @@ import { Engine } from "../../../src/engine/index.js";
 import { createApp } from "../../../src/server/app.js";
 import { tempDir } from "../../helpers/temp.js";
 
+const LOCAL = { host: "127.0.0.1:8080" };
+
 function engine(): Engine {
   return new Engine({ projectDir: path.join(tempDir(), "p") });
 }
@@ -17,7 +19,7 @@ describe("the error boundary", () => {
     };
     const logged: unknown[] = [];
     const app = createApp(broken, { checkKey: null, onServerError: (_error, cause) => logged.push(cause) });
-    const response = await app.request("/v1/indexes");
+    const response = await app.request("/v1/indexes", { headers: LOCAL });
     expect(response.status).toBe(500);
     expect(await response.json()).toEqual({ errors: [{ code: "INTERNAL", message: "The server failed to answer this request; its log has the details" }] });
     expect((logged[0] as Error).stack).toContain("secret internals");
@@ -28,7 +30,7 @@ describe("the error boundary", () => {
     full.listIndexes = async () => {
       throw Object.assign(new Error("no space"), { code: "ENOSPC" });
     };
-    const response = await createApp(full, { checkKey: null }).request("/v1/indexes");
+    const response = await createApp(full, { checkKey: null }).request("/v1/indexes", { headers: LOCAL });
     expect(response.status).toBe(503);
     expect(((await response.json()) as { errors: unknown[] }).errors[0]).toMatchObject({ code: "ENOSPC", message: expect.stringContaining("the disk is full") });
   });
@@ -50,7 +52,31 @@ describe("CORS", () => {
   });
 
   it("sends no CORS headers unless origins are given", async () => {
-    const answer = await createApp(engine(), { checkKey: null }).request("/v1/indexes", { headers: { origin: "https://app.example" } });
+    const answer = await createApp(engine(), { checkKey: null }).request("/v1/indexes", { headers: { ...LOCAL, origin: "https://app.example" } });
     expect(answer.headers.get("access-control-allow-origin")).toBeNull();
+    expect(answer.status).toBe(403);
+  });
+});
+
+describe("browsers", () => {
+  it.each([
+    ["127.0.0.1:8080", 200],
+    ["localhost", 200],
+    ["[::1]:9000", 200],
+    ["evil.example:8080", 403],
+    ["127.0.0.1.evil.example", 403],
+    [undefined, 403],
+  ])("a server without keys answers Host %s with %i", async (host, status) => {
+    const headers: Record<string, string> = host === undefined ? {} : { host };
+    const answer = await createApp(engine(), { checkKey: null }).request("/v1/indexes", { headers });
+    expect(answer.status).toBe(status);
+    if (status === 403) expect(((await answer.json()) as { errors: { code: string }[] }).errors[0]?.code).toBe("HOST_NOT_ALLOWED");
+  });
+
+  it("refuses requests from web pages of origins not given with --cors-origin, even with a key", async () => {
+    const app = createApp(engine(), { checkKey: () => ({ keyId: "key_x", readOnly: false }), corsOrigins: ["https://app.example"] });
+    const page = await app.request("/v1/objects", { method: "POST", body: '{"id":"x"}', headers: { authorization: "Bearer k", origin: "https://evil.example" } });
+    expect(page.status).toBe(403);
+    expect(((await page.json()) as { errors: { code: string }[] }).errors[0]?.code).toBe("ORIGIN_NOT_ALLOWED");
   });
 });

@@ -49,13 +49,13 @@ describe("startServer", () => {
 
   it("closes on a client that never finishes its headers", async () => {
     const started = Date.now();
-    const answer = await raw("GET /healthz HTTP/1.1\r\nHost: x\r\n");
+    const answer = await raw("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
     expect(Date.now() - started).toBeLessThan(7000);
   });
 
   it("closes on a client that never finishes its body", async () => {
-    const answer = await raw("POST /v1/objects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[");
+    const answer = await raw("POST /v1/objects HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[");
     expect(answer).toMatch(/^HTTP\/1\.1 408|^$/);
   });
 
