@@ -38,7 +38,9 @@ export async function loadServeProject(size: number, cacheDir: string, evalDir: 
     const [project, ms] = await timed(async () => {
       await engine.addObjects([{ text: corpus.docs.map((doc) => JSON.stringify(doc)).join("\n"), source: "bench" }]);
       const { id } = await engine.createIndex({ configuration: { index_type: { name: "text" } } });
-      await engine.waitForIndex(id, { onProgress: (p) => process.stderr.write(`\r  ${p.done}/${p.total}`) });
+      let shown = -1;
+      const onProgress = (p: { done: number; total: number }) => p.done !== shown && process.stderr.write(`\r  ${(shown = p.done)}/${p.total}`);
+      await engine.waitForIndex(id, { onProgress });
       const { key } = await engine.createKey({ name: "bench-serve", readOnly: true });
       return { dir, indexId: id, key, queries: corpus.queries };
     });
@@ -53,8 +55,13 @@ export async function loadServeProject(size: number, cacheDir: string, evalDir: 
 export interface ServerProcess {
   url: string;
   pid: number;
-  /** Resident set size now, in MiB (VmRSS of /proc/<pid>/status); NaN when it cannot be read. */
-  rssMb(): number;
+  /**
+   * Resident memory now, in MiB, from /proc/<pid>/status (NaN when it cannot be read): all of it
+   * (VmRSS), and the anonymous part (RssAnon: heaps, not LanceDB's mapped files), where a leak shows.
+   */
+  memory(): { rss: number; anon: number };
+  /** The highest RSS seen so far, in MiB, sampled every 200 ms: the end of a phase alone would miss a spike. */
+  peakRss(): number;
   /** SIGTERM, then resolves with the exit code once it has stopped. */
   stop(): Promise<number | null>;
 }
@@ -74,18 +81,25 @@ export async function spawnServer(bin: string, project: string): Promise<ServerP
     void exited.then((code) => reject(new Error(`semsearch serve exited (${code}) before listening:\n${stderr}`)));
   });
   const pid = child.pid as number;
+  const memory = () => {
+    let status = "";
+    try {
+      status = readFileSync(`/proc/${pid}/status`, "utf8");
+    } catch {
+      // not Linux, or the server is gone: NaN
+    }
+    const mb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN) / 1024;
+    return { rss: mb("VmRSS"), anon: mb("RssAnon") };
+  };
+  let peak = memory().rss;
+  const sampler = setInterval(() => (peak = Math.max(peak, memory().rss)), 200);
   return {
     url,
     pid,
-    rssMb() {
-      try {
-        const kb = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-        return kb === undefined ? Number.NaN : Number(kb) / 1024;
-      } catch {
-        return Number.NaN;
-      }
-    },
+    memory,
+    peakRss: () => Math.max(peak, memory().rss),
     async stop() {
+      clearInterval(sampler);
       child.kill("SIGTERM");
       const code = await exited;
       if (code !== 0) process.stderr.write(`semsearch serve exited with ${code}:\n${stderr}\n`);

@@ -3,15 +3,17 @@
  * on the bench corpus: latency (p50/p99) and throughput at 1, 8 and 32 connections to 127.0.0.1,
  * errors, and the server's resident memory across the run.
  *
- *   npm run bench:serve -- [--objects 10000] [--requests 10000] [--sequential 1000] [--duration-cap 120] [--json]
+ *   npm run bench:serve -- [--objects 10000] [--requests 10000] [--sample 1000] [--duration-cap 900] [--json]
  *
- * --requests bounds each concurrent phase (8 and 32 connections), --sequential the in-process and
- * 1-connection phases (one search at a time: their count sets their run time), --duration-cap each
- * phase in seconds, whichever comes first. Targets (the issue's): HTTP adds ≤ 2 ms to p50 at
- * 1 connection; no errors over 10,000 requests at 32 connections; memory stable.
+ * --requests bounds the 32-connection phase (the error target is about 10,000 of them); --sample
+ * the in-process, 1- and 8-connection phases, whose figures settle well before (a search embeds its
+ * query and ranks every object, tens of ms on 2 cores: 10,000 in every phase would take most of an
+ * hour); --duration-cap each phase, in seconds; whichever comes first. Targets (the issue's): HTTP
+ * adds ≤ 2 ms to p50 at 1 connection; no errors over 10,000 requests at 32 connections; memory
+ * stable.
  */
 import autocannon from "autocannon";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -23,8 +25,8 @@ const { values } = parseArgs({
   options: {
     objects: { type: "string", default: "10000" },
     requests: { type: "string", default: "10000" },
-    sequential: { type: "string", default: "1000" },
-    "duration-cap": { type: "string", default: "120" },
+    sample: { type: "string", default: "1000" },
+    "duration-cap": { type: "string", default: "900" },
     json: { type: "boolean", default: false },
   },
 });
@@ -48,8 +50,11 @@ interface Phase {
   p99_ms: number;
   /** Stopped by --duration-cap before its request count. */
   capped: boolean;
-  /** The server's RSS right after the phase, MiB. */
+  /** The server's resident memory right after the phase, MiB: all of it, and its anonymous part (heaps, not mapped files). */
   rss_mb: number;
+  anon_mb: number;
+  /** Over HTTP, the anonymous part after each tenth of the requests: a leak climbs, a working set levels off. */
+  anon_by_tenth_mb?: number[];
 }
 
 function log(message: string): void {
@@ -58,49 +63,74 @@ function log(message: string): void {
 
 const round = (value: number) => Math.round(value * 100) / 100;
 
-function summarize(phase: string, connections: number, latencies: number[], errors: number, ms: number, capped: boolean, rss: number): Phase {
+type Timing = Omit<Phase, "rss_mb" | "anon_mb">;
+
+function summarize(phase: string, connections: number, latencies: number[], errors: number, ms: number, capped: boolean): Timing {
   return {
-    phase, connections, requests: latencies.length, errors, capped, rss_mb: round(rss),
+    phase, connections, requests: latencies.length, errors, capped,
     req_per_s: round(latencies.length / (ms / 1000)),
     p50_ms: round(percentile(latencies, 50)),
     p99_ms: round(percentile(latencies, 99)),
   };
 }
 
-/** The same searches in this process, one at a time: the floor HTTP is compared against. */
-async function inProcess(project: ServeProject, count: number, server: ServerProcess): Promise<Phase> {
+/** The search request's path and query string. */
+function searchPath(project: ServeProject, query: string): string {
+  return `/v1/indexes/${encodeURIComponent(project.indexId)}/search?query=${encodeURIComponent(query)}&limit=${LIMIT}`;
+}
+
+/**
+ * The same searches in this process, one at a time: the floor HTTP is compared against. Each is
+ * followed by the same search over HTTP (fetch, one kept-alive connection), so their difference is
+ * paired: phases minutes apart drift with whatever else the machine runs (by up to 17 ms in trials).
+ */
+async function inProcess(server: ServerProcess, project: ServeProject, count: number): Promise<{ local: Timing; fetched: Timing; deltaP50: number }> {
   const engine = new Engine({ projectDir: project.dir });
+  const headers = { authorization: `Bearer ${project.key}` };
+  const query = (i: number) => project.queries[i % project.queries.length] as string;
+  // Same options as the HTTP route (which asks for no snippets), so only the transport differs.
+  const search = (i: number) => engine.search(project.indexId, { query: query(i), limit: LIMIT, snippets: false });
+  const fetchOne = async (i: number) => {
+    const response = await fetch(server.url + searchPath(project, query(i)), { headers });
+    await response.arrayBuffer();
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  };
+  const time = async (fn: () => Promise<unknown>, into: number[]) => {
+    const t = performance.now();
+    await fn().then(() => into.push(performance.now() - t), () => {});
+  };
   try {
-    // Same options as the HTTP route (which asks for no snippets), so only the transport differs.
-    const search = (i: number) => engine.search(project.indexId, { query: project.queries[i % project.queries.length] as string, limit: LIMIT, snippets: false });
-    for (let i = 0; i < Math.min(WARM_UP, count); i++) await search(i);
-    const latencies: number[] = [];
-    let errors = 0;
+    for (let i = 0; i < WARM_UP; i++) await search(i);
+    const local: number[] = [];
+    const fetched: number[] = [];
+    const deltas: number[] = [];
     const start = performance.now();
     let i = 0;
     for (; i < count && performance.now() - start < capMs; i++) {
-      const t = performance.now();
-      try {
-        await search(i);
-        latencies.push(performance.now() - t);
-      } catch {
-        errors++;
-      }
+      const [l, f] = [local.length, fetched.length];
+      await time(() => search(i), local);
+      await time(() => fetchOne(i), fetched);
+      if (local.length > l && fetched.length > f) deltas.push((fetched.at(-1) as number) - (local.at(-1) as number));
     }
-    return summarize("in process", 1, latencies, errors, performance.now() - start, i < count, server.rssMb());
+    // Interleaved, so each rate is over its own time only.
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    return {
+      local: summarize("in process", 1, local, i - local.length, sum(local), i < count),
+      fetched: summarize("HTTP, fetch, interleaved", 1, fetched, i - fetched.length, sum(fetched), i < count),
+      deltaP50: round(percentile(deltas, 50)),
+    };
   } finally {
     await engine.close();
   }
 }
 
 /** One autocannon run; latencies are taken from each response (autocannon's histogram keeps whole ms only). */
-async function overHttp(name: string, server: ServerProcess, project: ServeProject, connections: number, amount: number): Promise<Phase> {
-  const requests = project.queries.map((query) => ({
-    method: "GET" as const,
-    path: `/v1/indexes/${encodeURIComponent(project.indexId)}/search?query=${encodeURIComponent(query)}&limit=${LIMIT}`,
-  }));
+async function overHttp(name: string, server: ServerProcess, project: ServeProject, connections: number, amount: number): Promise<Timing> {
+  const requests = project.queries.map((query) => ({ method: "GET" as const, path: searchPath(project, query) }));
   let clients = 0;
   const latencies: number[] = [];
+  const byTenth: number[] = [];
+  const tenth = Math.ceil(amount / 10);
   const start = performance.now();
   let capped = false;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
@@ -120,41 +150,45 @@ async function overHttp(name: string, server: ServerProcess, project: ServeProje
       },
       (error, res) => (error ? reject(error) : resolve(res)),
     );
+    let answered = 0;
     instance.on("response", (_client, status, _bytes, ms) => {
       if (status >= 200 && status < 300) latencies.push(ms);
+      if (++answered % tenth === 0) byTenth.push(Math.round(server.memory().anon));
     });
     const timer = setTimeout(() => ((capped = true), instance.stop()), capMs);
     instance.once("done", () => clearTimeout(timer));
   });
   const errors = result.errors + result.non2xx;
-  return summarize(name, connections, latencies, errors, performance.now() - start, capped, server.rssMb());
+  return { ...summarize(name, connections, latencies, errors, performance.now() - start, capped), anon_by_tenth_mb: byTenth };
 }
 
 /** One search over HTTP, checked by hand: a wrong key or index would otherwise show only as a column of errors. */
 async function checkOnce(server: ServerProcess, project: ServeProject): Promise<void> {
-  const url = `${server.url}/v1/indexes/${encodeURIComponent(project.indexId)}/search?query=${encodeURIComponent(project.queries[0] as string)}&limit=${LIMIT}`;
-  const response = await fetch(url, { headers: { authorization: `Bearer ${project.key}` } });
+  const response = await fetch(server.url + searchPath(project, project.queries[0] as string), { headers: { authorization: `Bearer ${project.key}` } });
   const body = (await response.json()) as { results?: unknown[] };
   if (response.status !== 200 || !body.results?.length) throw new Error(`search over HTTP answered ${response.status}: ${JSON.stringify(body).slice(0, 500)}`);
 }
 
 function renderReport(report: Report): string {
-  const columns = ["phase", "connections", "requests", "errors", "req/s", "p50 ms", "p99 ms", "RSS after, MiB"];
-  const rows = report.phases.map((p) => [p.phase + (p.capped ? " (capped)" : ""), p.connections, p.requests, p.errors, p.req_per_s, p.p50_ms, p.p99_ms, Math.round(p.rss_mb)].map(String));
+  const columns = ["phase", "connections", "requests", "errors", "req/s", "p50 ms", "p99 ms", "RSS after", "anon after"];
+  const rows = report.phases.map((p) => [p.phase + (p.capped ? " (capped)" : ""), p.connections, p.requests, p.errors, p.req_per_s, p.p50_ms, p.p99_ms, Math.round(p.rss_mb), Math.round(p.anon_mb)].map(String));
   const widths = columns.map((c, i) => Math.max(c.length, ...rows.map((r) => (r[i] as string).length)));
   const line = (cells: string[]) => "  " + cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join("  ");
   const rss = report.rss_mb;
   return [
     `semsearch serve bench — ${report.objects} objects, ${report.queries} distinct queries, limit ${LIMIT}, ${report.machine.cores} cores, Node ${report.machine.node}`,
     `  server: a child process on 127.0.0.1 with a bearer key and no access log; load generator: autocannon in this process.`,
-    `  Both share the machine's ${report.machine.cores} cores (the server's event loop, LanceDB's and the model's threads, and autocannon's event loop).`,
+    `  Both share the machine's ${report.machine.cores} cores (the server's event loop, LanceDB's and the model's threads, and autocannon's event loop);`,
+    `  In-process searches run in this process, each followed by the same over HTTP, never at once. Load average (1 min): ${report.machine.load_average_1m.start} at start, ${report.machine.load_average_1m.end} at end.`,
     "",
     line(columns),
     ...rows.map(line),
     "",
-    `HTTP overhead at p50, 1 connection: ${report.overhead_p50_ms} ms (target ≤ 2 ms)`,
+    `HTTP overhead at p50, 1 connection: ${report.overhead_p50_ms} ms (target ≤ 2 ms): median of paired differences, each search in process then over HTTP`,
+    `  (p50 of the 1-connection autocannon phase − p50 in process, minutes apart: ${report.overhead_p50_ms_unpaired} ms)`,
     `errors at 32 connections over ${report.requests_at_32} requests: ${report.errors_at_32}`,
-    `server RSS (MiB): start ${rss.start}, after warm-up ${rss.after_warm_up}, peak ${rss.peak}, end ${rss.end} (end − after warm-up: ${round(rss.end - rss.after_warm_up)})`,
+    `server anonymous memory (MiB) after each tenth of the 32-connection phase: ${report.anon_by_tenth_at_32_mb?.join(", ")}`,
+    `server RSS (MiB, anonymous part in brackets): start ${rss.start} [${rss.start_anon}], after warm-up ${rss.after_warm_up} [${rss.after_warm_up_anon}], peak ${rss.peak}, end ${rss.end} [${rss.end_anon}]`,
     "",
   ].join("\n");
 }
@@ -163,51 +197,56 @@ type Report = Awaited<ReturnType<typeof run>>;
 
 async function run(project: ServeProject, server: ServerProcess) {
   const requests = Number(values.requests);
-  const sequential = Number(values.sequential);
-  const start = server.rssMb();
-  let peak = start;
-  const sampler = setInterval(() => (peak = Math.max(peak, server.rssMb())), 200);
-  try {
-    await checkOnce(server, project);
-    const phases: Phase[] = [];
-    const step = async (name: string, measure: () => Promise<Phase>) => {
-      log(`${name}…`);
-      const phase = await measure();
-      phases.push(phase);
-      log(`  ${phase.requests} requests, ${phase.errors} errors, p50 ${phase.p50_ms} ms, p99 ${phase.p99_ms} ms, RSS ${Math.round(phase.rss_mb)} MiB`);
-      return phase;
-    };
-    const local = await step(`in process, ${sequential} sequential searches`, () => inProcess(project, sequential, server));
-    const warm = await step(`HTTP warm-up, ${WARM_UP} requests at 8 connections`, () => overHttp("HTTP warm-up", server, project, 8, WARM_UP));
-    const one = await step(`HTTP, 1 connection, ${sequential} requests`, () => overHttp("HTTP", server, project, 1, sequential));
-    await step(`HTTP, 8 connections, ${requests} requests`, () => overHttp("HTTP", server, project, 8, requests));
-    const many = await step(`HTTP, 32 connections, ${requests} requests`, () => overHttp("HTTP", server, project, 32, requests));
-    const end = server.rssMb();
-    return {
-      machine: { cores: cpus().length, node: process.version },
-      objects: Number(values.objects),
-      queries: project.queries.length,
-      phases,
-      overhead_p50_ms: round(one.p50_ms - local.p50_ms),
-      requests_at_32: many.requests + many.errors,
-      errors_at_32: many.errors,
-      rss_mb: { start: round(start), after_warm_up: warm.rss_mb, peak: round(Math.max(peak, end)), end: round(end) },
-    };
-  } finally {
-    clearInterval(sampler);
-  }
+  const sample = Number(values.sample);
+  const start = server.memory();
+  const loadAtStart = round(loadavg()[0] as number);
+  await checkOnce(server, project);
+  const phases: Phase[] = [];
+  const record = (timing: Timing) => {
+    const { rss, anon } = server.memory();
+    const phase: Phase = { ...timing, rss_mb: round(rss), anon_mb: round(anon) };
+    phases.push(phase);
+    log(`  ${phase.phase}: ${phase.requests} requests, ${phase.errors} errors, p50 ${phase.p50_ms} ms, p99 ${phase.p99_ms} ms, server RSS ${Math.round(rss)} MiB (${Math.round(anon)} anonymous)`);
+    return phase;
+  };
+  const step = async (name: string, measure: () => Promise<Timing>) => (log(`${name}…`), record(await measure()));
+  // The server first, so that the interleaved HTTP searches find it warm.
+  const warm = await step(`HTTP warm-up, ${WARM_UP} requests at 8 connections`, () => overHttp("HTTP warm-up", server, project, 8, WARM_UP));
+  log(`in process, ${sample} sequential searches, each followed by the same over HTTP…`);
+  const paired = await inProcess(server, project, sample);
+  const local = record(paired.local);
+  record(paired.fetched);
+  const one = await step(`HTTP, 1 connection, ${sample} requests`, () => overHttp("HTTP, autocannon", server, project, 1, sample));
+  await step(`HTTP, 8 connections, ${sample} requests`, () => overHttp("HTTP, autocannon", server, project, 8, sample));
+  const many = await step(`HTTP, 32 connections, ${requests} requests`, () => overHttp("HTTP, autocannon", server, project, 32, requests));
+  const end = server.memory();
+  return {
+    // Other work on the machine shows in the load average (beyond the ~2-3 this bench makes itself).
+    machine: { cores: cpus().length, node: process.version, load_average_1m: { start: loadAtStart, end: round(loadavg()[0] as number) } },
+    objects: Number(values.objects),
+    queries: project.queries.length,
+    phases,
+    /** Median of the paired differences (over fetch, so a client's own cost is in it too). */
+    overhead_p50_ms: paired.deltaP50,
+    /** The same from separate phases: autocannon at 1 connection against in process. */
+    overhead_p50_ms_unpaired: round(one.p50_ms - local.p50_ms),
+    requests_at_32: many.requests + many.errors,
+    errors_at_32: many.errors,
+    anon_by_tenth_at_32_mb: many.anon_by_tenth_mb,
+    rss_mb: {
+      start: round(start.rss), start_anon: round(start.anon),
+      after_warm_up: warm.rss_mb, after_warm_up_anon: warm.anon_mb,
+      peak: round(server.peakRss()),
+      end: round(end.rss), end_anon: round(end.anon),
+    },
+  };
 }
 
 async function main(): Promise<void> {
   const project = await loadServeProject(Number(values.objects), CACHE_DIR, EVAL_DIR, log);
   log(`starting semsearch serve on ${project.dir}…`);
   const server = await spawnServer(BIN, project.dir);
-  let report: Report;
-  try {
-    report = await run(project, server);
-  } finally {
-    await server.stop();
-  }
+  const report = await run(project, server).finally(() => server.stop());
   process.stdout.write(values.json ? JSON.stringify(report, null, 2) + "\n" : renderReport(report));
 }
 
