@@ -1,11 +1,10 @@
 /** The CLI entry and its only error boundary: messages to stderr, exit codes from the error catalog. */
-import { readFileSync } from "node:fs";
 import { CommanderError, type Command } from "commander";
 import { environmentError, errorBody, InternalError, SemsearchError, UsageError } from "../engine/index.js";
+import { pkg } from "./package-info.js";
 import { createProgram } from "./program.js";
 import { configureColor, chalk, printable } from "./render/style.js";
 
-const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string; bugs?: { url?: string } };
 
 /**
  * A reader that stops reading (`semsearch search … --jsonl | head -1`) closes the pipe: that ends the

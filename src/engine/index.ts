@@ -32,6 +32,7 @@ export type { DownloadProgress } from "./embedding/hub.js";
 export type { ModelSpec } from "./embedding/model-spec.js";
 export { modelsDir } from "./embedding/model-cache.js";
 export { confinedBase, displayReference } from "./images/reference.js";
+export { formatBytes as formatByteLimit } from "./images/fetch-http.js";
 export { integerIn } from "./params.js";
 export { DEFAULT_PROJECT_DIR, findProjectDir } from "./project.js";
 export type { WorkerState } from "./project.js";

@@ -64,11 +64,10 @@ function readKeys(project: Project): KeysFile {
   const hint = "Move it away and create new keys with `semsearch keys create`: every key it held stops working.";
   // A FIFO or device would block the read (and a server with it): only a regular file is read.
   const kind = fileKind(file);
-  if (kind === "missing") return { version: 1, secret: randomBytes(32).toString("base64url"), keys: [] };
-  if (kind !== "file") throw damaged(file, "it is not a regular file", hint);
-  const read = readState(file, KeysFileSchema);
+  if (kind !== "file" && kind !== "missing") throw damaged(file, "it is not a regular file", hint);
+  const read = kind === "file" ? readState(file, KeysFileSchema) : null;
+  if (read === null || (!read.ok && read.missing)) return { version: 1, secret: randomBytes(32).toString("base64url"), keys: [] };
   if (read.ok) return read.value;
-  if (read.missing) return { version: 1, secret: randomBytes(32).toString("base64url"), keys: [] };
   // JSON.parse's message quotes the file's text: not in logs, whatever the file holds.
   throw damaged(file, read.reason.startsWith("not valid JSON") ? "not valid JSON" : read.reason, hint);
 }

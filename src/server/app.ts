@@ -145,8 +145,11 @@ function parseQuery(url: URL, schema: v.ObjectSchema<v.ObjectEntries, undefined>
   throw new ValidationError("INVALID_PARAMETER", `Query parameter ${first.path}: ${first.message}`, { issues });
 }
 
-export function createApp(engine: Engine, options: AppOptions): Hono {
-  const app = new Hono();
+/** What the access log learns from the dispatch: the id of the key used. */
+type Env = { Variables: { keyId: string } };
+
+export function createApp(engine: Engine, options: AppOptions): Hono<Env> {
+  const app = new Hono<Env>();
   // Searches and object lists share one cap (each may hold much memory: 10,000 objects a list);
   // adds take another (pass 1 of an add parses its body before the project lock serialises them).
   const gates = { search: new Gate(options.maxSearches ?? 8, options.maxQueuedSearches ?? 256), write: new Gate(2, 64) };
@@ -154,7 +157,7 @@ export function createApp(engine: Engine, options: AppOptions): Hono {
   for (const route of ROUTES) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   const document = openApiDocument(options.version);
 
-  const dispatch = async (c: Context, routes: Route[], log: { key?: string }): Promise<Response> => {
+  const dispatch = async (c: Context<Env>, routes: Route[]): Promise<Response> => {
     const url = new URL(c.req.url);
     const secured = routes.some((route) => route.auth);
     let caller: Caller | null = null;
@@ -162,7 +165,7 @@ export function createApp(engine: Engine, options: AppOptions): Hono {
       const key = bearer(c.req.header("authorization"));
       caller = key === null ? null : checkKey(options.checkKey, key, options.onServerError);
       if (caller === null) throw NOT_FOUND();
-      log.key = caller.keyId;
+      c.set("keyId", caller.keyId);
     }
     if (secured) checkBrowser(c.req.header("origin"), c.req.header("host"), options);
     const method = c.req.method === "HEAD" ? "GET" : c.req.method;
@@ -187,10 +190,10 @@ export function createApp(engine: Engine, options: AppOptions): Hono {
       try {
         await next();
       } finally {
-        const log = (c.get("log" as never) as { key?: string } | undefined) ?? {};
         const ms = Math.round((performance.now() - started) * 10) / 10;
         const entry: AccessEntry = { method: c.req.method.slice(0, 16), path: loggedPath(new URL(c.req.url)), status: c.res.status, ms };
-        if (log.key) entry.key = log.key;
+        const keyId = c.get("keyId");
+        if (keyId) entry.key = keyId;
         onRequest(entry);
       }
     });
@@ -199,13 +202,7 @@ export function createApp(engine: Engine, options: AppOptions): Hono {
     // Preflights are answered here, before the key check: a browser sends them without credentials.
     app.use(cors({ origin: options.corsOrigins, allowHeaders: ["Authorization", "Content-Type"], allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE"], exposeHeaders: ["Retry-After", "Semsearch-Index-Building"], maxAge: 600 }));
   }
-  for (const [path, routes] of byPath) {
-    app.all(path, async (c) => {
-      const log: { key?: string } = {};
-      c.set("log" as never, log as never);
-      return dispatch(c, routes, log);
-    });
-  }
+  for (const [path, routes] of byPath) app.all(path, (c) => dispatch(c, routes));
   app.notFound(() => errorResponse(NOT_FOUND()));
   app.onError((caught) => errorResponse(classify(caught, options.onServerError)));
   return app;

@@ -2,13 +2,13 @@
 import { isUtf8 } from "node:buffer";
 import { Readable, Transform } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
-import { parseJsonText, RequestRefusedError } from "../engine/index.js";
+import { formatByteLimit, parseJsonText, RequestRefusedError } from "../engine/index.js";
 
 /** The body was not read to its end: the connection is closed after the answer, not reused. */
 const CLOSE = { connection: "close" };
 
 function tooLarge(limit: number, hint: string): RequestRefusedError {
-  return new RequestRefusedError(413, "BODY_TOO_LARGE", `The request body is larger than ${formatBytes(limit)}`, {
+  return new RequestRefusedError(413, "BODY_TOO_LARGE", `The request body is larger than ${formatByteLimit(limit)}`, {
     hint,
     headers: CLOSE,
   });
@@ -17,10 +17,6 @@ function tooLarge(limit: number, hint: string): RequestRefusedError {
 /** The client went away before sending its whole body (nginx's 499: nobody reads the answer, the log does). */
 function incomplete(cause: unknown): RequestRefusedError {
   return new RequestRefusedError(499, "CLIENT_CLOSED", "The client closed the connection before sending the whole body: nothing was added", { cause, headers: CLOSE });
-}
-
-function formatBytes(bytes: number): string {
-  return bytes >= 1024 * 1024 ? `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB` : `${Math.round(bytes / 1024)} KiB`;
 }
 
 /** JSON media types (`application/json`, `application/x-ndjson`, `application/jsonl`, `+json`); a missing type is read as JSON. */
@@ -47,6 +43,7 @@ const OBJECTS_HINT = "Send fewer objects per request, or start the server with a
 /** The body as a Node stream that fails with 413 once it passes `limit` bytes. */
 export function limitedStream(request: Request, limit: number, hint = OBJECTS_HINT): NodeJS.ReadableStream {
   checkDeclaredLength(request.headers, limit, hint);
+  if (request.body === null) return Readable.from([]);
   let seen = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -54,7 +51,6 @@ export function limitedStream(request: Request, limit: number, hint = OBJECTS_HI
       callback(seen > limit ? tooLarge(limit, hint) : null, chunk);
     },
   });
-  if (request.body === null) return Readable.from([]);
   const source = Readable.fromWeb(request.body as unknown as WebReadableStream<Uint8Array>);
   source.on("error", (error) => counter.destroy(incomplete(error)));
   return source.pipe(counter);
@@ -62,14 +58,10 @@ export function limitedStream(request: Request, limit: number, hint = OBJECTS_HI
 
 /** The whole body, at most `limit` bytes, parsed as JSON (422 INVALID_JSON naming the line otherwise). */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
-  const hint = `A create-index body is at most ${formatBytes(limit)}.`;
+  const hint = `A create-index body is at most ${formatByteLimit(limit)}.`;
   const chunks: Buffer[] = [];
-  let seen = 0;
-  for await (const chunk of limitedStream(request, limit, hint) as AsyncIterable<Buffer>) {
-    seen += chunk.length;
-    chunks.push(chunk);
-  }
-  const bytes = Buffer.concat(chunks, seen);
+  for await (const chunk of limitedStream(request, limit, hint) as AsyncIterable<Buffer>) chunks.push(chunk);
+  const bytes = Buffer.concat(chunks);
   if (!isUtf8(bytes)) throw new RequestRefusedError(422, "INVALID_JSON", "The request body is not valid UTF-8 text");
   const text = bytes.toString("utf8");
   if (text.trim() === "") throw new RequestRefusedError(422, "EMPTY_BODY", "The request body is empty: expected a JSON document");

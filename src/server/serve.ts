@@ -8,9 +8,8 @@ import { STATUS_CODES, type Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AddressInfo } from "node:net";
-import { EnvironmentError, RequestRefusedError, UsageError, type Engine } from "../engine/index.js";
+import { EnvironmentError, errorBody, RequestRefusedError, UsageError, type Engine } from "../engine/index.js";
 import { createApp, jsonResponse, type AppOptions } from "./app.js";
-import { errorBody } from "../engine/index.js";
 
 export interface ServeOptions extends AppOptions {
   host: string;
@@ -64,7 +63,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, onReque
   }
   const status = error.code === "HPE_HEADER_OVERFLOW" ? 431 : error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : error.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW" ? 413 : 400;
   const [code, message] = CLIENT_ERRORS[status] as [string, string];
-  const body = `${JSON.stringify({ errors: [{ code, message }] })}\n`;
+  const body = `${JSON.stringify(errorBody(new RequestRefusedError(status, code, message)))}\n`;
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   onRequest?.({ method: "-", path: "-", status, ms: 0 });
 }
@@ -72,12 +71,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, onReque
 export async function startServer(engine: Engine, options: ServeOptions): Promise<RunningServer> {
   const app = createApp(engine, options);
   let stopping = false;
-  const shuttingDown = () => {
-    const refusal = new RequestRefusedError(503, "SHUTTING_DOWN", "The server is stopping", { headers: { "Retry-After": "1" } });
-    const response = jsonResponse(errorBody(refusal), 503, refusal.headers);
-    response.headers.set("connection", "close");
-    return response;
-  };
+  const shuttingDown = () => jsonResponse(errorBody(new RequestRefusedError(503, "SHUTTING_DOWN", "The server is stopping")), 503, { "Retry-After": "1", connection: "close" });
   // Requests counted while the engine works on them, whether or not their client is still there.
   let inFlight = 0;
   const fetch = async (request: Request, env: unknown) => {

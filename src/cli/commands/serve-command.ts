@@ -1,8 +1,8 @@
 /** `semsearch serve`: the service's HTTP API over this project, until SIGTERM or SIGINT. */
-import { readFileSync } from "node:fs";
 import path from "node:path";
-import { Engine, UsageError, ValidationError, type Warning } from "../../engine/index.js";
+import { Engine, integerIn, UsageError, type Warning } from "../../engine/index.js";
 import { projectDir, type GlobalOptions } from "../options.js";
+import { pkg } from "../package-info.js";
 
 export interface ServeCommandOptions extends GlobalOptions {
   host?: string;
@@ -19,25 +19,15 @@ export interface ServeCommandOptions extends GlobalOptions {
   corsOrigin?: string[];
 }
 
-const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string };
-
 /** One structured log line on stderr. */
 function log(entry: Record<string, unknown>): void {
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
 }
 
-function positive(name: string, value: number | undefined, max: number): number | undefined {
-  if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1 && value <= max)) {
-    throw new ValidationError("INVALID_PARAMETER", `${name} must be a whole number from 1 to ${max}, got ${value}`);
-  }
-  return value;
-}
-
 export async function serveCommand(options: ServeCommandOptions): Promise<void> {
   const host = options.host ?? "127.0.0.1";
-  const port = options.port ?? 8080;
-  if (!(Number.isSafeInteger(port) && port >= 0 && port <= 65535)) throw new ValidationError("INVALID_PARAMETER", `--port must be from 0 to 65535, got ${port}`);
-  const maxBodyMb = positive("--max-body-mb", options.maxBodyMb, 4096);
+  const port = integerIn("--port", options.port, 8080, 0, 65535);
+  const maxBodyMb = integerIn("--max-body-mb", options.maxBodyMb, 64, 1, 4096);
   const { isLoopback, startServer } = await import("../../server/serve.js");
   const auth = options.auth !== false;
   if (!auth && !isLoopback(host)) {
@@ -54,12 +44,12 @@ export async function serveCommand(options: ServeCommandOptions): Promise<void> 
     host,
     port,
     checkKey: auth ? (key) => checker.check(key) : null,
-    maxBodyBytes: maxBodyMb === undefined ? undefined : maxBodyMb * 1024 * 1024,
-    maxSearches: positive("--max-searches", options.maxSearches, 1024),
-    maxQueuedSearches: positive("--max-queued-searches", options.maxQueuedSearches, 100_000),
+    maxBodyBytes: maxBodyMb * 1024 * 1024,
+    maxSearches: integerIn("--max-searches", options.maxSearches, 8, 1, 1024),
+    maxQueuedSearches: integerIn("--max-queued-searches", options.maxQueuedSearches, 256, 0, 100_000),
     corsOrigins: options.corsOrigin,
     imageRoot: options.imageRoot === undefined ? undefined : path.resolve(options.imageRoot),
-    shutdownTimeoutMs: (positive("--shutdown-timeout", options.shutdownTimeout, 3600) ?? 30) * 1000,
+    shutdownTimeoutMs: integerIn("--shutdown-timeout", options.shutdownTimeout, 30, 0, 3600) * 1000,
     version: pkg.version,
     onRequest: options.accessLog === false ? undefined : (entry) => log({ level: "info", ...entry }),
     onServerError: (error, cause) => log({ level: "error", code: error.code, message: error.message, stack: cause instanceof Error ? cause.stack : undefined }),

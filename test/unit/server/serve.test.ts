@@ -56,7 +56,7 @@ describe("startServer", () => {
 
   it("closes on a client that never finishes its body", async () => {
     const answer = await raw("POST /v1/objects HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[");
-    expect(answer).toMatch(/^HTTP\/1\.1 408|^$/);
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
   });
 
   it.each([
