@@ -200,7 +200,7 @@ export function createApp(engine: Engine, options: AppOptions): Hono<Env> {
   }
   if (options.corsOrigins?.length) {
     // Preflights are answered here, before the key check: a browser sends them without credentials.
-    app.use(cors({ origin: options.corsOrigins, allowHeaders: ["Authorization", "Content-Type"], allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE"], exposeHeaders: ["Retry-After", "Semsearch-Index-Building"], maxAge: 600 }));
+    app.use(cors({ origin: options.corsOrigins, allowHeaders: ["Authorization", "Content-Type"], allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE"], exposeHeaders: ["Retry-After", "Semsearch-Index-Building", "Server-Timing"], maxAge: 600 }));
   }
   for (const [path, routes] of byPath) app.all(path, (c) => dispatch(c, routes));
   app.notFound(() => errorResponse(NOT_FOUND()));

@@ -55,6 +55,8 @@ describe("the spec's routes", () => {
       const answer = await api("GET", `/v1/indexes/${indexId}/search?${query}`);
       expect(answer.status, answer.text).toBe(200);
       expect(answer.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      // The engine's own time for the search, for clients and for bench:serve's overhead figure.
+      expect(answer.headers.get("server-timing")).toMatch(/^search;dur=\d+\.\d$/);
       const printed = await runCli(["--project", project, "--json", "search", indexId, ...args]);
       expect(answer.text).toBe(printed.stdout);
     }
