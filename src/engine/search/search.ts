@@ -2,7 +2,7 @@
 import type { EngineContext } from "../context.js";
 import { isImageIndex, isNeuralOnly } from "../config.js";
 import { indexModel, loadModel } from "../embedding/registry.js";
-import { ValidationError } from "../errors.js";
+import { InternalError, ValidationError } from "../errors.js";
 import { FieldRules, ownValue } from "../fields.js";
 import { fieldResolver } from "../filter-fields.js";
 import { findIndex } from "../indexes.js";
@@ -67,14 +67,26 @@ function highlightsOf(object: JsonObject, segments: readonly SegmentHit[] | unde
  * objects are ranked by their best highlight first, then the rest of the regular ranking.
  */
 export async function search(ctx: EngineContext, indexId: string, params: SearchParams): Promise<SearchPage> {
+  try {
+    return await searchSnapshot(ctx, indexId, params);
+  } catch (error) {
+    // A snapshot's files can be removed under it when the worker compacts and cleans up old
+    // versions while the search runs (rare: old versions are kept a minute); once more, on the latest.
+    if (error instanceof InternalError && error.code === "STORAGE_ERROR") return searchSnapshot(ctx, indexId, params);
+    throw error;
+  }
+}
+
+async function searchSnapshot(ctx: EngineContext, indexId: string, params: SearchParams): Promise<SearchPage> {
   const request = parseSearchParams(params);
   const index = findIndex(ctx, indexId);
   const table = indexTableName(index.id);
   const mode = searchMode(index, request.mode);
   // Loading the model is most of a cold start: overlap it with opening the database.
-  const queryVector = loadModel(indexModel(index)).then((model) => model.embedTexts([request.query], "query"));
-  queryVector.catch(() => {});
-  const store = await ctx.store();
+  const model = loadModel(indexModel(index));
+  model.catch(() => {});
+  // One snapshot for the whole search: its queries read the same versions of the tables.
+  const store = (await ctx.store()).snapshot();
   const building = await buildingState(ctx, index);
   const withState = (page: SearchPage): SearchPage => (building ? { ...page, building } : page);
   const empty = withState({ hits: [], pagination: paginate(request.offset, request.limit, 0, { total: 0, exact: true }) });
@@ -83,11 +95,13 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
   const filtered = where === undefined ? undefined : await store.countRows(table, where);
   // (a filter that leaves rows already says the index has some)
   if (filtered === 0 || (filtered === undefined && (await store.countRows(table)) === 0)) return empty;
-  const [vector] = await queryVector;
+  let embedded: Promise<Float32Array> | undefined;
+  // After the current turn of the event loop, so that queries issued in this one are under way first.
+  const vector = () => (embedded ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => (await (await model).embedTexts([request.query], "query"))[0] as Float32Array));
   const q: RankQuery = {
     mode,
     text: request.query,
-    vector: vector as Float32Array,
+    vector,
     vectorWeight: request.vectorWeight ?? DEFAULT_VECTOR_WEIGHT,
     offset: request.offset,
     limit: request.limit,
@@ -106,7 +120,7 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
   const [objects, texts, images] = await Promise.all([
     store.getObjects(ids),
     params.snippets === false ? new Map<string, string>() : store.texts(table, ids),
-    image && (request.highlights || params.snippets !== false) ? store.partSimilarities(imageTableName(index.id), q.vector, ids) : [],
+    image && (request.highlights || params.snippets !== false) ? store.partSimilarities(imageTableName(index.id), await q.vector(), ids) : [],
   ]);
   const pictures = imageHighlights(ids, images.map((hit) => ({ objectId: hit.object_id, position: hit.position, identifier: hit.text, score: hit.score })));
   let budget = MAX_HIGHLIGHTS - [...pictures.values()].reduce((sum, list) => sum + list.length, 0);

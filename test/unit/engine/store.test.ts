@@ -159,3 +159,50 @@ describe("LanceStore objects of an older project", () => {
     }
   });
 });
+
+describe("LanceStore snapshots", () => {
+  it("keep reading the version they first saw while another writer commits and compacts, and read their row ids back", async () => {
+    const store = await storePromise;
+    await store.createIndexTable("index_snap", 4);
+    await store.upsertIndexRows("index_snap", [
+      { id: "p", seq: 1, text: "pears in the orchard", vector: unit(1, 0, 0, 0) },
+      { id: "q", seq: 2, text: "pears and apples", vector: unit(1, 1, 0, 0) },
+    ]);
+    await store.optimizeIndexTable("index_snap");
+    const snapshot = store.snapshot();
+    const hits = await snapshot.textSearch("index_snap", "pears", 10);
+    expect(hits.map((hit) => hit.id).sort()).toEqual(["p", "q"]);
+    expect(hits.every((hit) => typeof hit.row === "bigint")).toBe(true);
+
+    // Another writer (a second store, as the worker is a second process) changes, then compacts the table.
+    const writer = await LanceStore.open(dir);
+    try {
+      await writer.deleteIndexRows("index_snap", ["p"]);
+      await writer.upsertIndexRows("index_snap", [{ id: "r", seq: 3, text: "pears again", vector: unit(0, 0, 1, 0) }]);
+      await writer.optimizeIndexTable("index_snap");
+    } finally {
+      writer.close();
+    }
+
+    // The snapshot still reads the old version: same rows, and its row ids still name them.
+    expect((await snapshot.textSearch("index_snap", "pears", 10)).map((hit) => hit.id).sort()).toEqual(["p", "q"]);
+    expect(await snapshot.countRows("index_snap")).toBe(2);
+    const query = Promise.resolve(unit(1, 0, 0, 0));
+    const scored = await snapshot.similaritiesOfRows("index_snap", query, hits as { id: string; score: number; row: bigint }[]);
+    const byId = new Map(scored.map((hit) => [hit.id, hit.score]));
+    expect(byId.get("p")).toBeCloseTo(1, 5);
+    expect(byId.get("q")).toBeCloseTo(Math.SQRT1_2, 5);
+    // The same as LanceDB's own cosine over the latest rows (q is in both).
+    const [exact] = await store.similarities("index_snap", unit(1, 0, 0, 0), ["q"]);
+    expect(byId.get("q")).toBeCloseTo(exact?.score as number, 5);
+
+    // The store itself, and a new snapshot, see the latest version.
+    expect((await store.textSearch("index_snap", "pears", 10)).map((hit) => hit.id).sort()).toEqual(["q", "r"]);
+    expect((await store.snapshot().textSearch("index_snap", "pears", 10)).map((hit) => hit.id).sort()).toEqual(["q", "r"]);
+  });
+
+  it("refuses row ids outside a snapshot", async () => {
+    const store = await storePromise;
+    await expect(store.similaritiesOfRows("index_snap", Promise.resolve(unit(1, 0, 0, 0)), [{ id: "q", row: 0n }])).rejects.toThrow(/snapshot/);
+  });
+});
