@@ -16,7 +16,7 @@ import { vectra } from "./peers/vectra.js";
 import { percentile, timed } from "./stats.js";
 
 const SEARCH_BUDGET_MS = 60_000;
-const ADAPTERS: Record<string, () => PeerAdapter> = { semsearch, lancedb: rawLanceDb, orama, vectra, minisearch: miniSearch };
+const ADAPTERS: Record<string, () => PeerAdapter> = { semsearch, lancedb: rawLanceDb, "lancedb-hnsw": () => rawLanceDb({ hnsw: true }), orama, vectra, minisearch: miniSearch };
 
 /** Peak RSS (MB) the semsearch worker logged, if it ran. */
 function workerPeakMb(dir: string): number | null {

@@ -6,7 +6,7 @@ import type { BenchCorpus } from "./corpus.js";
 const PEER_RUN = fileURLToPath(new URL("./peer-run.js", import.meta.url));
 /** An engine that takes longer than this on one size is reported as timed out. */
 const PEER_TIMEOUT_MS = 30 * 60_000;
-export const PEERS = ["lancedb", "semsearch", "orama", "vectra", "minisearch"] as const;
+export const PEERS = ["lancedb", "lancedb-hnsw", "semsearch", "orama", "vectra", "minisearch"] as const;
 
 export interface PeerResult {
   engine: string;

@@ -1,14 +1,19 @@
-/** Raw LanceDB: the same table shape semsearch uses, LanceDB's own hybrid query (FTS + vector, RRF). */
+/**
+ * Raw LanceDB: the same table shape semsearch uses, LanceDB's own hybrid query (FTS + vector, RRF).
+ * As a user would start: a full-text index and exact vector search; with `hnsw`, also the vector
+ * index semsearch builds from VECTOR_INDEX_MIN_ROWS rows on (the like-for-like comparison).
+ */
 import * as lancedb from "@lancedb/lancedb";
 import { row, type BenchCorpus } from "../corpus.js";
+import { VECTOR_INDEX_MIN_ROWS } from "../../engine/store/lancedb.js";
 import { dirSize } from "./size.js";
 import type { PeerAdapter } from "./adapter.js";
 
-export function rawLanceDb(): PeerAdapter {
+export function rawLanceDb(options: { hnsw?: boolean } = {}): PeerAdapter {
   let table: lancedb.Table | undefined;
   let db: lancedb.Connection | undefined;
   return {
-    name: "raw LanceDB",
+    name: options.hnsw ? "raw LanceDB + HNSW" : "raw LanceDB",
     async ingest(corpus: BenchCorpus, dir: string) {
       db = await lancedb.connect(dir);
       const batch = 2000;
@@ -22,6 +27,9 @@ export function rawLanceDb(): PeerAdapter {
         else await table.add(rows);
       }
       await table?.createIndex("text", { config: lancedb.Index.fts({ withPosition: false }) });
+      if (options.hnsw && corpus.docs.length >= VECTOR_INDEX_MIN_ROWS) {
+        await table?.createIndex("vector", { config: lancedb.Index.hnswSq({ distanceType: "cosine", numPartitions: 1 }) });
+      }
     },
     async search(query, vector, k) {
       const rows = await (table as lancedb.Table)
