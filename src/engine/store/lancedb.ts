@@ -8,6 +8,7 @@
  *   (full-text indexed) and its `vector`.
  */
 import { accessSync, constants as fsConstants, statfsSync } from "node:fs";
+import { createRequire } from "node:module";
 import { constants } from "node:os";
 import { environmentError, InternalError, type SemsearchError } from "../errors.js";
 import type { FilterRecord } from "../filter-fields.js";
@@ -127,10 +128,15 @@ export function cosineSimilarity(a: ArrayLike<number>, b: ArrayLike<number>): nu
 type PinnedHandles = Map<string, { version: number; table: Promise<Table> }>;
 
 let lance: Promise<{ lancedb: LanceModule; arrow: typeof import("apache-arrow") }> | undefined;
+/**
+ * LanceDB (a CommonJS package) requires apache-arrow's CommonJS build; importing the ES module build
+ * here as well would load arrow twice (about 130 files each, most of a no-model command's start-up)
+ * and give two copies of its classes. The CommonJS build is required, so both use one copy.
+ */
 function loadLance() {
-  lance ??= Promise.all([import("@lancedb/lancedb"), import("apache-arrow")]).then(([lancedb, arrow]) => ({
+  lance ??= import("@lancedb/lancedb").then((lancedb) => ({
     lancedb,
-    arrow,
+    arrow: createRequire(import.meta.url)("apache-arrow") as typeof import("apache-arrow"),
   }));
   return lance;
 }
