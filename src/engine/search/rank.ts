@@ -123,6 +123,22 @@ export async function rankRows(store: LanceStore, table: string, q: RankQuery, d
   return ranking;
 }
 
+/**
+ * The `want` nearest rows for neural-only paging, such that every page of a query slices one list.
+ * An approximate index does not answer a larger request with a longer version of a smaller one's
+ * list, and the window grows with the page: so the first VECTOR_CANDIDATES always come from the
+ * same request, and rows past them from an exact scan, less those already listed. (With no index,
+ * or a small filtered set, both are exact and this is the plain nearest list.)
+ */
+async function nearestPages(vectors: VectorSource, vector: Float32Array, want: number, q: RankQuery): Promise<ScoredId[]> {
+  const exact = smallSet(q);
+  const head = (await vectors.nearest(vector, Math.min(want, VECTOR_CANDIDATES), q.where, exact)).sort(compareRanked);
+  if (want <= VECTOR_CANDIDATES || head.length < Math.min(want, VECTOR_CANDIDATES)) return head;
+  const listed = new Set(head.map((hit) => hit.id));
+  const rest = (await vectors.nearest(vector, want, q.where, true)).filter((hit) => !listed.has(hit.id)).sort(compareRanked);
+  return [...head, ...rest].slice(0, want);
+}
+
 async function rankByMode(store: LanceStore, table: string, q: RankQuery, depth: number, vectors: VectorSource): Promise<Ranking> {
   if (q.mode === "lexical") {
     const ranked = (await store.textSearch(table, q.text, depth, q.where)).sort(compareRanked);
@@ -131,7 +147,7 @@ async function rankByMode(store: LanceStore, table: string, q: RankQuery, depth:
   if (q.mode === "vector") {
     const window = depth < MAX_RESULTS ? depth : neuralWindow(q.offset, q.limit);
     const want = Math.max(window, depth < MAX_RESULTS ? 0 : Math.min(vectorCandidates(q), MAX_RESULTS));
-    const ranked = (await vectors.nearest(await q.vector(), want, q.where, smallSet(q))).sort(compareRanked);
+    const ranked = await nearestPages(vectors, await q.vector(), want, q);
     return { ranked, estimate: neuralTotal(q.offset, q.limit, want, ranked.length) };
   }
   // Highlight segments need only the top `depth`: their lexical part and rescoring stop there too.

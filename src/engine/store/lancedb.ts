@@ -837,6 +837,13 @@ export class LanceStore {
     return new Map(indices.filter((index) => FILTER_COLUMN.test(index.columns[0] ?? "")).map((index) => [index.columns[0] as string, index.indexType]));
   }
 
+  /** The type of a table's approximate vector index (e.g. `IVF_HNSW_SQ`), or null when it has none. */
+  async vectorIndexType(name: string): Promise<string | null> {
+    const table = await this.table(name);
+    const indices = await this.wrap(`listing the indexes of ${name}`, () => table.listIndices());
+    return indices.find((index) => index.columns.includes("vector"))?.indexType ?? null;
+  }
+
   close(): void {
     this.tables.clear();
     this.db.close();
