@@ -13,11 +13,7 @@ export interface Ranking {
 export interface RankQuery {
   mode: SearchMode;
   text: string;
-  /**
-   * The query's embedding. Computing it holds the JS thread (tens of ms), so it is asked for only
-   * once the lexical query has been handed to LanceDB, which runs it meanwhile on its own threads.
-   */
-  vector: () => Promise<Float32Array>;
+  vector: Float32Array;
   vectorWeight: number;
   /** neural-only paging: the window depends on the page */
   offset: number;
@@ -31,18 +27,15 @@ export interface RankQuery {
 /** Where the vector part of a ranking comes from: a table's own vectors, or (image indexes) the best image of each object. */
 export interface VectorSource {
   nearest(vector: Float32Array, limit: number, where: string | undefined, exact: boolean): Promise<ScoredId[]>;
-  /** Exact similarities of the given rows (from a query of the same store: a snapshot's row ids are read directly). */
-  similarities(vector: Promise<Float32Array>, rows: readonly ScoredRow[]): Promise<ScoredId[]>;
+  /** Exact similarities of rows a query of the same snapshot returned. */
+  similarities(vector: Float32Array, rows: readonly ScoredRow[]): Promise<ScoredId[]>;
 }
 
 /** The rows of `table`, by their own vectors. */
 export function tableVectors(store: LanceStore, table: string): VectorSource {
   return {
     nearest: (vector, limit, where, exact) => store.vectorSearch(table, vector, limit, where, exact),
-    similarities: (vector, rows) =>
-      store.isSnapshot && rows.every((hit): hit is ScoredRow & { row: bigint } => hit.row !== undefined)
-        ? store.similaritiesOfRows(table, vector, rows)
-        : vector.then((v) => store.similarities(table, v, rows.map((hit) => hit.id))),
+    similarities: (vector, rows) => store.similaritiesOfRows(table, vector, rows),
   };
 }
 
@@ -67,7 +60,7 @@ export function bestImageVectors(store: LanceStore, imagesTable: string): Vector
       }
     },
     async similarities(vector, rows) {
-      return bestPerObject(await store.partSimilarities(imagesTable, await vector, rows.map((hit) => hit.id)));
+      return bestPerObject(await store.partSimilarities(imagesTable, vector, rows.map((hit) => hit.id)));
     },
   };
 }
@@ -80,18 +73,15 @@ export function bestPerObject(parts: readonly { object_id: string; score: number
 }
 
 async function rankHybrid(store: LanceStore, table: string, q: RankQuery, lexicalLimit: number, rescoreDepth: number, vectors: VectorSource): Promise<Ranking> {
-  // Exact cosine for the top lexical matches, so the vector part scores every strong candidate (see
-  // fuse.ts for the measurements behind this): computed as soon as they are known, while the vector
-  // part still runs, and kept for those that are not among the nearest.
-  const lexical = store.textSearch(table, q.text, lexicalLimit, q.where);
-  const vector = q.vector();
-  const [vectorHits, lexicalHits, rescored] = await Promise.all([
-    vector.then((v) => vectors.nearest(v, vectorCandidates(q), q.where, smallSet(q))),
-    lexical,
-    lexical.then((hits) => vectors.similarities(vector, hits.slice(0, rescoreDepth))),
+  const [vectorHits, lexicalHits] = await Promise.all([
+    vectors.nearest(q.vector, vectorCandidates(q), q.where, smallSet(q)),
+    store.textSearch(table, q.text, lexicalLimit, q.where),
   ]);
+  // Exact cosine for the top lexical matches that are not among the nearest, so the vector part
+  // scores every strong candidate (see fuse.ts for the measurements behind this).
   const nearest = new Set(vectorHits.map((hit) => hit.id));
-  const cosine = [...vectorHits, ...rescored.filter((hit) => !nearest.has(hit.id))];
+  const rescore = lexicalHits.slice(0, rescoreDepth).filter((hit) => !nearest.has(hit.id));
+  const cosine = [...vectorHits, ...(await vectors.similarities(q.vector, rescore))];
   const ranked = fuseWeighted(lexicalHits, cosine, q.vectorWeight).slice(0, MAX_RESULTS);
   return {
     ranked,
@@ -147,7 +137,7 @@ async function rankByMode(store: LanceStore, table: string, q: RankQuery, depth:
   if (q.mode === "vector") {
     const window = depth < MAX_RESULTS ? depth : neuralWindow(q.offset, q.limit);
     const want = Math.max(window, depth < MAX_RESULTS ? 0 : Math.min(vectorCandidates(q), MAX_RESULTS));
-    const ranked = await nearestPages(vectors, await q.vector(), want, q);
+    const ranked = await nearestPages(vectors, q.vector, want, q);
     return { ranked, estimate: neuralTotal(q.offset, q.limit, want, ranked.length) };
   }
   // Highlight segments need only the top `depth`: their lexical part and rescoring stop there too.

@@ -83,8 +83,8 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const table = indexTableName(index.id);
   const mode = searchMode(index, request.mode);
   // Loading the model is most of a cold start: overlap it with opening the database.
-  const model = loadModel(indexModel(index));
-  model.catch(() => {});
+  const queryVector = loadModel(indexModel(index)).then((model) => model.embedTexts([request.query], "query"));
+  queryVector.catch(() => {});
   // One snapshot for the whole search: its queries read the same versions of the tables.
   const store = (await ctx.store()).snapshot();
   const building = await buildingState(ctx, index);
@@ -95,13 +95,11 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const filtered = where === undefined ? undefined : await store.countRows(table, where);
   // (a filter that leaves rows already says the index has some)
   if (filtered === 0 || (filtered === undefined && (await store.countRows(table)) === 0)) return empty;
-  let embedded: Promise<Float32Array> | undefined;
-  // After the current turn of the event loop, so that queries issued in this one are under way first.
-  const vector = () => (embedded ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => (await (await model).embedTexts([request.query], "query"))[0] as Float32Array));
+  const [vector] = await queryVector;
   const q: RankQuery = {
     mode,
     text: request.query,
-    vector,
+    vector: vector as Float32Array,
     vectorWeight: request.vectorWeight ?? DEFAULT_VECTOR_WEIGHT,
     offset: request.offset,
     limit: request.limit,
@@ -120,7 +118,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const [objects, texts, images] = await Promise.all([
     store.getObjects(ids),
     params.snippets === false ? new Map<string, string>() : store.texts(table, ids),
-    image && (request.highlights || params.snippets !== false) ? store.partSimilarities(imageTableName(index.id), await q.vector(), ids) : [],
+    image && (request.highlights || params.snippets !== false) ? store.partSimilarities(imageTableName(index.id), q.vector, ids) : [],
   ]);
   const pictures = imageHighlights(ids, images.map((hit) => ({ objectId: hit.object_id, position: hit.position, identifier: hit.text, score: hit.score })));
   let budget = MAX_HIGHLIGHTS - [...pictures.values()].reduce((sum, list) => sum + list.length, 0);

@@ -222,11 +222,6 @@ export class LanceStore {
     return new LanceStore(this.dir, this.db, this.mod, this, this.pinned);
   }
 
-  /** Whether this is a snapshot (its row ids stay valid within it). */
-  get isSnapshot(): boolean {
-    return this.latest !== null;
-  }
-
   private pinnedTable(latest: LanceStore, name: string): Promise<Table> {
     let table = this.pinnedHere.get(name);
     if (!table) {
@@ -710,18 +705,18 @@ export class LanceStore {
    * Cosine similarity of `vector` to rows given by the row ids a query of this snapshot returned:
    * read directly by row id, and compared here (no scan for the ids).
    */
-  async similaritiesOfRows(name: string, vector: Promise<Float32Array>, rows: readonly { id: string; row: bigint }[]): Promise<ScoredRow[]> {
-    if (!this.latest) throw new InternalError("NOT_A_SNAPSHOT", "Row ids are read from the snapshot that returned them");
+  async similaritiesOfRows(name: string, vector: Float32Array, rows: readonly ScoredRow[]): Promise<ScoredRow[]> {
+    const rowIds = rows.map((hit) => hit.row);
+    if (!this.latest || !rowIds.every((row) => row !== undefined)) throw new InternalError("NOT_A_SNAPSHOT", "Row ids are read from the snapshot that returned them");
     if (rows.length === 0) return [];
     const table = await this.table(name);
-    const data = await this.wrap(`reading vectors of ${name}`, () => table.takeRowIds(rows.map((r) => r.row)).select(["id", "vector"]).toArrow());
+    const data = await this.wrap(`reading vectors of ${name}`, () => table.takeRowIds(rowIds).select(["id", "vector"]).toArrow());
     const out: ScoredRow[] = [];
     const ids = data.getChild("id");
     const vectors = data.getChild("vector");
-    const query = await vector;
     for (let i = 0; i < data.numRows; i++) {
       const stored = vectors?.get(i) as { toArray(): Float32Array } | null;
-      if (stored) out.push({ id: String(ids?.get(i)), score: cosineSimilarity(query, stored.toArray()) });
+      if (stored) out.push({ id: String(ids?.get(i)), score: cosineSimilarity(vector, stored.toArray()) });
     }
     return out;
   }

@@ -187,8 +187,7 @@ describe("LanceStore snapshots", () => {
     // The snapshot still reads the old version: same rows, and its row ids still name them.
     expect((await snapshot.textSearch("index_snap", "pears", 10)).map((hit) => hit.id).sort()).toEqual(["p", "q"]);
     expect(await snapshot.countRows("index_snap")).toBe(2);
-    const query = Promise.resolve(unit(1, 0, 0, 0));
-    const scored = await snapshot.similaritiesOfRows("index_snap", query, hits as { id: string; score: number; row: bigint }[]);
+    const scored = await snapshot.similaritiesOfRows("index_snap", unit(1, 0, 0, 0), hits);
     const byId = new Map(scored.map((hit) => [hit.id, hit.score]));
     expect(byId.get("p")).toBeCloseTo(1, 5);
     expect(byId.get("q")).toBeCloseTo(Math.SQRT1_2, 5);
@@ -203,6 +202,6 @@ describe("LanceStore snapshots", () => {
 
   it("refuses row ids outside a snapshot", async () => {
     const store = await storePromise;
-    await expect(store.similaritiesOfRows("index_snap", Promise.resolve(unit(1, 0, 0, 0)), [{ id: "q", row: 0n }])).rejects.toThrow(/snapshot/);
+    await expect(store.similaritiesOfRows("index_snap", unit(1, 0, 0, 0), [{ id: "q", score: 1, row: 0n }])).rejects.toThrow(/snapshot/);
   });
 });

@@ -36,7 +36,7 @@ afterAll(() => {
 
 async function page(query: Float32Array, offset: number, limit: number): Promise<string[]> {
   const snapshot = store.snapshot();
-  const q: RankQuery = { mode: "vector", text: "", vector: () => Promise.resolve(query), vectorWeight: 0.4, offset, limit };
+  const q: RankQuery = { mode: "vector", text: "", vector: query, vectorWeight: 0.4, offset, limit };
   const { ranked } = await rankRows(snapshot, "index_v", q, undefined, tableVectors(snapshot, "index_v"));
   return ranked.slice(offset, offset + limit).map((hit) => hit.id);
 }
