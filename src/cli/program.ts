@@ -1,36 +1,56 @@
 /** The command tree. Side-effect free: handlers are injected, so tests can check what each command receives. */
 import { Command, Option } from "commander";
 import { FIELD_TYPES, MAX_LIMIT } from "../engine/index.js";
-import { demoCommand } from "./commands/demo-command.js";
-import { indexCreate, indexDelete, indexGet, indexList, indexStatus } from "./commands/index-commands.js";
-import { objectsAdd, objectsDelete, objectsGet, objectsList } from "./commands/objects-commands.js";
-import { searchCommand } from "./commands/search-command.js";
-import { modelsList, modelsPull, modelsRm } from "./commands/models-commands.js";
-import { workerStatus } from "./commands/worker-command.js";
-import { serveCommand } from "./commands/serve-command.js";
-import { keysCreate, keysList, keysRevoke } from "./commands/keys-commands.js";
 import { integerArg, keyValueArg, listArg } from "./options.js";
+import type * as demo from "./commands/demo-command.js";
+import type * as indexCmds from "./commands/index-commands.js";
+import type * as objectsCmds from "./commands/objects-commands.js";
+import type * as searchCmd from "./commands/search-command.js";
+import type * as modelsCmds from "./commands/models-commands.js";
+import type * as workerCmd from "./commands/worker-command.js";
+import type * as serveCmd from "./commands/serve-command.js";
+import type * as keysCmds from "./commands/keys-commands.js";
+
+/**
+ * A command's handler, loaded when that command runs: `--help` or `index list` does not load the
+ * search code, the prompts or the server (a short command's time is mostly module loading).
+ */
+function lazy<M, K extends keyof M>(load: () => Promise<M>, name: K): M[K] {
+  return (async (...args: unknown[]) => {
+    const module = await load();
+    return (module[name] as (...a: unknown[]) => Promise<void>)(...args);
+  }) as M[K];
+}
+
+const demoModule = () => import("./commands/demo-command.js") as Promise<typeof demo>;
+const indexModule = () => import("./commands/index-commands.js") as Promise<typeof indexCmds>;
+const objectsModule = () => import("./commands/objects-commands.js") as Promise<typeof objectsCmds>;
+const searchModule = () => import("./commands/search-command.js") as Promise<typeof searchCmd>;
+const modelsModule = () => import("./commands/models-commands.js") as Promise<typeof modelsCmds>;
+const workerModule = () => import("./commands/worker-command.js") as Promise<typeof workerCmd>;
+const serveModule = () => import("./commands/serve-command.js") as Promise<typeof serveCmd>;
+const keysModule = () => import("./commands/keys-commands.js") as Promise<typeof keysCmds>;
 
 export const handlers = {
-  demo: demoCommand,
-  indexCreate,
-  indexList,
-  indexGet,
-  indexStatus,
-  indexDelete,
-  objectsAdd,
-  objectsGet,
-  objectsList,
-  objectsDelete,
-  search: searchCommand,
-  workerStatus,
-  modelsList,
-  modelsPull,
-  modelsRm,
-  serve: serveCommand,
-  keysCreate,
-  keysList,
-  keysRevoke,
+  demo: lazy(demoModule, "demoCommand"),
+  indexCreate: lazy(indexModule, "indexCreate"),
+  indexList: lazy(indexModule, "indexList"),
+  indexGet: lazy(indexModule, "indexGet"),
+  indexStatus: lazy(indexModule, "indexStatus"),
+  indexDelete: lazy(indexModule, "indexDelete"),
+  objectsAdd: lazy(objectsModule, "objectsAdd"),
+  objectsGet: lazy(objectsModule, "objectsGet"),
+  objectsList: lazy(objectsModule, "objectsList"),
+  objectsDelete: lazy(objectsModule, "objectsDelete"),
+  search: lazy(searchModule, "searchCommand"),
+  workerStatus: lazy(workerModule, "workerStatus"),
+  modelsList: lazy(modelsModule, "modelsList"),
+  modelsPull: lazy(modelsModule, "modelsPull"),
+  modelsRm: lazy(modelsModule, "modelsRm"),
+  serve: lazy(serveModule, "serveCommand"),
+  keysCreate: lazy(keysModule, "keysCreate"),
+  keysList: lazy(keysModule, "keysList"),
+  keysRevoke: lazy(keysModule, "keysRevoke"),
 };
 export type Handlers = typeof handlers;
 
@@ -194,6 +214,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--all", "follow next through every page (up to 10,000 results); with --jsonl, streamed")
     .option("--interactive", "page through results (the default when stdin and stdout are terminals)")
     .option("--no-interactive", "print one page and exit, even in a terminal")
+    .option("--in-process", "search in this process even when a `semsearch serve` of the project could answer (warm)")
     .action(withGlobals(h.search));
 
   const models = program.command("models").description("embedding models: list, download ahead, remove");
@@ -226,6 +247,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--shutdown-timeout <seconds>", "on SIGTERM/SIGINT, wait this long for requests in flight (default 30)", integerArg)
     .option("--cors-origin <origins>", "web page origins that may call the API from a browser, comma-separated (e.g. https://app.example)", listArg)
     .option("--no-access-log", "no access log lines on stderr")
+    .option("--no-local-socket", "do not answer this machine's `semsearch search` on a local socket (they then load the model themselves)")
     .action(withGlobals(h.serve));
 
   const keys = program.command("keys").description("API keys of `semsearch serve`: create, list, revoke");

@@ -3,20 +3,27 @@
  * It never prints and never exits; it returns data, reports progress through callbacks
  * and throws SemsearchError subclasses.
  */
-import { objectThumbnail } from "./images/thumbnail.js";
 import path from "node:path";
 import { EngineContext } from "./context.js";
-import * as build from "./build.js";
-import * as indexes from "./indexes.js";
+import type * as build from "./build.js";
+import type * as indexes from "./indexes.js";
 import { resumeWorker, workerPid } from "./indexing/spawn.js";
-import * as objects from "./objects/service.js";
+import type * as objects from "./objects/service.js";
 import { UsageError, type Warning } from "./errors.js";
 import { DEFAULT_PROJECT_DIR, Project, type WorkerState } from "./project.js";
-import { search } from "./search/search.js";
-import * as models from "./models.js";
+import type * as models from "./models.js";
 import * as keys from "./keys.js";
 import type { SearchParams } from "./search/request.js";
 import type { IndexInfo, IndexStatusCounts, ObjectInfo, SearchPage, StoredObject } from "./types.js";
+
+// The operations' modules load on first use: a command loads only what it runs (`index list` no
+// search code, `search` no ingest code), and a short command's time is mostly module loading.
+const indexesModule = () => import("./indexes.js");
+const buildModule = () => import("./build.js");
+const objectsModule = () => import("./objects/service.js");
+const searchModule = () => import("./search/search.js");
+const modelsModule = () => import("./models.js");
+const thumbnailModule = () => import("./images/thumbnail.js");
 
 export * from "./errors.js";
 export type * from "./types.js";
@@ -40,6 +47,8 @@ export { parseJsonText } from "./objects/parse.js";
 export { errorBody, errorEntry, searchResponse, searchResult } from "./responses.js";
 export type { KeyInfo, Caller, CreateKeyOptions } from "./keys.js";
 export { CreateIndexBodySchema } from "./config.js";
+export { LOCAL_PROTOCOL, MAX_LOCAL_REQUEST_BYTES, localSocketPath, prepareSocketDir, socketDirIsPrivate } from "./local-socket.js";
+export type { LocalRequest, LocalResponse } from "./local-socket.js";
 
 export interface EngineOptions {
   /** Project directory (default `./.semsearch`). Created by the first command that writes. */
@@ -81,17 +90,19 @@ export class Engine {
   }
 
   /** Validates a create-index body (`{"configuration": {...}}`), stores the index and starts building it. */
-  createIndex(body: unknown, options: indexes.CreateIndexOptions = {}): Promise<{ id: string }> {
-    return indexes.createIndex(this.ctx, body, this.now(), options);
+  async createIndex(body: unknown, options: indexes.CreateIndexOptions = {}): Promise<{ id: string }> {
+    return (await indexesModule()).createIndex(this.ctx, body, this.now(), options);
   }
 
   async listIndexes(): Promise<IndexInfo[]> {
+    const indexes = await indexesModule();
     resumeWorker(this.ctx);
     return indexes.listIndexes(this.ctx);
   }
 
   /** NotFoundError INDEX_NOT_FOUND for an unknown id. */
   async getIndex(id: string): Promise<IndexInfo> {
+    const indexes = await indexesModule();
     const index = indexes.findIndex(this.ctx, id);
     resumeWorker(this.ctx);
     return indexes.describeIndex(this.ctx, index);
@@ -102,66 +113,72 @@ export class Engine {
   }
 
   /** Deletes an index (by id or name); resolves to its id. */
-  deleteIndex(id: string): Promise<string> {
-    return indexes.deleteIndex(this.ctx, id);
+  async deleteIndex(id: string): Promise<string> {
+    return (await indexesModule()).deleteIndex(this.ctx, id);
   }
 
   /**
    * Resolves when the index has nothing UPLOADED or PROCESSING. ConflictError (exit 5) after
    * `timeoutMs`, or when nothing moves for `stallMs` (default 10 minutes).
    */
-  waitForIndex(id: string, options: build.WaitOptions = {}): Promise<IndexInfo> {
-    return build.waitForIndex(this.ctx, id, options);
+  async waitForIndex(id: string, options: build.WaitOptions = {}): Promise<IndexInfo> {
+    return (await buildModule()).waitForIndex(this.ctx, id, options);
   }
 
   /** After a build: objects that failed (count and the first reasons) and objects without searchable text. */
-  buildReport(id: string): Promise<build.BuildReport> {
-    return build.buildReport(this.ctx, id);
+  async buildReport(id: string): Promise<build.BuildReport> {
+    return (await buildModule()).buildReport(this.ctx, id);
   }
 
   /** Stores objects (all or nothing) and starts indexing them in the background. */
-  addObjects(inputs: readonly objects.ObjectsInput[], options: objects.AddObjectsOptions = {}): Promise<objects.AddObjectsResult> {
-    return objects.addObjects(this.ctx, inputs, options, this.now());
+  async addObjects(inputs: readonly objects.ObjectsInput[], options: objects.AddObjectsOptions = {}): Promise<objects.AddObjectsResult> {
+    return (await objectsModule()).addObjects(this.ctx, inputs, options, this.now());
   }
 
   async getObject(id: string): Promise<ObjectInfo> {
+    const objects = await objectsModule();
     resumeWorker(this.ctx);
     return objects.getObject(this.ctx, id);
   }
 
-  listObjects(offset = 0, limit = 100): Promise<StoredObject[]> {
-    return objects.listObjects(this.ctx, offset, limit);
+  async listObjects(offset = 0, limit = 100): Promise<StoredObject[]> {
+    return (await objectsModule()).listObjects(this.ctx, offset, limit);
   }
 
-  deleteObject(id: string): Promise<void> {
-    return objects.deleteObject(this.ctx, id);
+  async deleteObject(id: string): Promise<void> {
+    return (await objectsModule()).deleteObject(this.ctx, id);
   }
 
   /** Searches an index; the result has the service's pagination (spec §2.7). */
   async search(indexId: string, params: SearchParams): Promise<SearchPage> {
-    const page = await search(this.ctx, indexId, params);
+    const page = await (await searchModule()).search(this.ctx, indexId, params);
     resumeWorker(this.ctx);
     return page;
   }
 
+  /** Loads the database and the models of the project's indexes ahead of their first search (for a server). */
+  async warmUp(): Promise<void> {
+    await (await searchModule()).warmUp(this.ctx);
+  }
+
   /** A PNG thumbnail of one of an object's images (as stored in it), or null when it cannot be had. */
-  imageThumbnail(objectId: string, identifier: string, size?: number): Promise<Buffer | null> {
-    return objectThumbnail(this.ctx, objectId, identifier, size);
+  async imageThumbnail(objectId: string, identifier: string, size?: number): Promise<Buffer | null> {
+    return (await thumbnailModule()).objectThumbnail(this.ctx, objectId, identifier, size);
   }
 
   /** Known, bundled and downloaded models, with the indexes of this project that use each. */
-  listModels(): models.ModelListEntry[] {
-    return models.listModelEntries(this.projectIndexes());
+  async listModels(): Promise<models.ModelListEntry[]> {
+    return (await modelsModule()).listModelEntries(this.projectIndexes());
   }
 
   /** Downloads a Hugging Face model ahead of use (resumes a partial download). */
-  pullModel(id: string, options: Pick<models.ResolveOptions, "dtype" | "revision" | "onProgress"> = {}): Promise<models.PullResult> {
-    return models.pullModel(id, options);
+  async pullModel(id: string, options: Pick<models.ResolveOptions, "dtype" | "revision" | "onProgress"> = {}): Promise<models.PullResult> {
+    return (await modelsModule()).pullModel(id, options);
   }
 
   /** Removes a downloaded model; ConflictError MODEL_IN_USE while an index of this project uses it, unless forced. */
-  removeModel(id: string, force = false): { id: string; bytes: number } {
-    return models.removeModel(id, this.projectIndexes(), force);
+  async removeModel(id: string, force = false): Promise<{ id: string; bytes: number }> {
+    return (await modelsModule()).removeModel(id, this.projectIndexes(), force);
   }
 
   /** The indexes of the project, or none when there is no project here (models work without one). */

@@ -20,7 +20,7 @@ function renderModels(models: ModelListEntry[]): string {
 
 export async function modelsList(options: GlobalOptions): Promise<void> {
   await withEngine(options, async (engine) => {
-    const models = engine.listModels();
+    const models = await engine.listModels();
     printResult(options, { models, models_dir: modelsDir() }, () => renderModels(models));
   });
 }
@@ -56,7 +56,7 @@ export interface ModelsRmOptions extends GlobalOptions {
 
 export async function modelsRm(id: string, options: ModelsRmOptions): Promise<void> {
   await withEngine(options, async (engine) => {
-    const removed = engine.removeModel(id, options.force === true);
+    const removed = await engine.removeModel(id, options.force === true);
     printResult(options, removed, () => `removed ${removed.id} (${formatBytes(removed.bytes)})\n`);
   });
 }

@@ -13,7 +13,15 @@
  * RegExp does. The cost per character still grows with the size of the compiled program, so
  * patterns are bounded in length and in program size.
  */
-import { RE2JS } from "re2js";
+import { createRequire } from "node:module";
+import type { RE2JS } from "re2js";
+
+/** re2js, loaded by the first custom delimiter (a command that compiles none never pays for it). */
+let re2: typeof RE2JS | undefined;
+function re2js(): typeof RE2JS {
+  re2 ??= (createRequire(import.meta.url)("re2js") as typeof import("re2js")).RE2JS;
+  return re2;
+}
 
 /** Longest segment given to the model, in UTF-16 code units. */
 export const MAX_SEGMENT_CHARS = 500;
@@ -42,7 +50,7 @@ function compile(source: string): DelimiterCompilation {
   }
   let delimiter: RE2JS;
   try {
-    delimiter = RE2JS.compile(source);
+    delimiter = re2js().compile(source);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     const note = JS_ONLY.test(source) ? " (delimiters use RE2 syntax, which has no lookarounds or backreferences)" : " (delimiters use RE2 syntax)";
