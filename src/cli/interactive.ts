@@ -4,7 +4,8 @@
  * entries stay in the same order on every page. Esc or Ctrl+C at the menu leaves (the prompts restore
  * the terminal); in a question asked from the menu, they go back to the menu.
  */
-import { displayReference, MAX_LIMIT, MAX_RESULTS, type Engine, type SearchHit, type SearchPage, type SearchParams } from "../engine/index.js";
+import { displayReference, MAX_LIMIT, MAX_RESULTS, type SearchHit, type SearchPage, type SearchParams } from "../engine/index.js";
+import type { Searcher } from "./searcher.js";
 import { abort, ask, begin, choose, chooseKey, end, say, type Choice } from "./prompts.js";
 import { highlightLabel, renderHighlight } from "./render/highlight.js";
 import { chalk } from "./render/style.js";
@@ -107,16 +108,16 @@ async function answer(key: "g" | "s" | "/", session: Session, page: SearchPage):
 }
 
 /** A thumbnail of a result's best image, in terminals that show inline images (never in pipes). */
-async function thumbnail(engine: Engine, hit: SearchHit): Promise<string> {
+async function thumbnail(searcher: Searcher, hit: SearchHit): Promise<string> {
   const protocol = process.stdout.isTTY ? inlineProtocol(process.env) : null;
   const best = hit.highlights?.find((h) => !("highlight_type" in h));
   if (protocol === null || !best || "highlight_type" in best) return "";
-  const png = await engine.imageThumbnail(hit.id, best.media_identifier).catch(() => null);
+  const png = await searcher.imageThumbnail(hit.id, best.media_identifier).catch(() => null);
   return png ? inlineImage(png, protocol, Math.min(32, Math.max(8, Math.floor(terminalWidth() / 3)))) : "";
 }
 
 /** Asks which result to open and shows it in full (with a thumbnail of its best image, where the terminal can); Esc goes back. */
-async function openResult(engine: Engine, session: Session, page: SearchPage): Promise<void> {
+async function openResult(searcher: Searcher, session: Session, page: SearchPage): Promise<void> {
   const width = terminalWidth();
   const picked = await choose(
     "Which result?",
@@ -129,11 +130,11 @@ async function openResult(engine: Engine, session: Session, page: SearchPage): P
   const hit = page.hits[Number(picked)] as SearchHit;
   // The text first: the thumbnail may take a moment (an image fetched over HTTP, at most a few seconds).
   process.stdout.write(`\n${renderHit(hit, session.offset + Number(picked) + 1, session.query, width)}`);
-  process.stdout.write(await thumbnail(engine, hit));
+  process.stdout.write(await thumbnail(searcher, hit));
 }
 
 /** Does what a menu key asks; true when the page is to be fetched again and shown. */
-async function act(engine: Engine, key: Exclude<MenuKey, "q">, session: Session, page: SearchPage): Promise<boolean> {
+async function act(searcher: Searcher, key: Exclude<MenuKey, "q">, session: Session, page: SearchPage): Promise<boolean> {
   switch (key) {
     case "n":
       // Enter on the last page: clack shows "Next page" as the answer, so say why nothing moves
@@ -146,7 +147,7 @@ async function act(engine: Engine, key: Exclude<MenuKey, "q">, session: Session,
     case "r":
       return true;
     case "o":
-      await openResult(engine, session, page);
+      await openResult(searcher, session, page);
       return false; // the same page: its menu again, without reprinting the table
     default:
       return answer(key, session, page);
@@ -158,11 +159,11 @@ async function act(engine: Engine, key: Exclude<MenuKey, "q">, session: Session,
  * paging. The first page is fetched before the session's frame opens, so an error there (an unknown
  * index, say) is reported as by any command; a later error closes the frame, then propagates.
  */
-export async function interactiveSearch(engine: Engine, indexId: string, start: Session, base: Omit<SearchParams, "query" | "offset" | "limit">, extraFields: string[]): Promise<void> {
+export async function interactiveSearch(searcher: Searcher, indexId: string, start: Session, base: Omit<SearchParams, "query" | "offset" | "limit">, extraFields: string[]): Promise<void> {
   const session = { ...start };
   // Every field (and highlights, where the index keeps them) is fetched, so a result can be shown in
   // full; the table shows the fields asked for.
-  const fetch = () => engine.search(indexId, { ...base, objectFields: "*", resultFields: base.resultFields ?? "highlights", query: session.query, offset: session.offset, limit: session.limit });
+  const fetch = () => searcher.search(indexId, { ...base, objectFields: "*", resultFields: base.resultFields ?? "highlights", query: session.query, offset: session.offset, limit: session.limit });
   let page: SearchPage = await fetch();
   begin(`semsearch · ${indexId}`);
   try {
@@ -170,7 +171,7 @@ export async function interactiveSearch(engine: Engine, indexId: string, start: 
       if (show) process.stdout.write(renderPage(session, page, extraFields));
       const key = await chooseKey("What next?", menuEntries(page, session));
       if (key === null || key === "q") break;
-      show = await act(engine, key, session, page);
+      show = await act(searcher, key, session, page);
       if (show) page = await fetch();
     }
   } catch (error) {

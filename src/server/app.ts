@@ -30,6 +30,8 @@ export interface AppOptions extends RouteOptions {
   corsOrigins?: string[];
   /** semsearch's version, for the OpenAPI document. */
   version?: string;
+  /** The cap on searches at once, when shared with another way in (the local channel); else the app makes one. */
+  searchGate?: Gate;
 }
 
 export interface AccessEntry {
@@ -58,7 +60,7 @@ function errorResponse(error: SemsearchError): Response {
 }
 
 /** Anything thrown, as a SemsearchError whose message may be shown to a client: bugs say only that they happened. */
-function classify(caught: unknown, onInternal: AppOptions["onServerError"]): SemsearchError {
+export function classify(caught: unknown, onInternal: AppOptions["onServerError"]): SemsearchError {
   let error: SemsearchError;
   if (caught instanceof SemsearchError) error = caught;
   else error = environmentError(caught, "The server could not complete the request") ?? new InternalError("INTERNAL", caught instanceof Error ? caught.message : String(caught), { cause: caught });
@@ -148,11 +150,16 @@ function parseQuery(url: URL, schema: v.ObjectSchema<v.ObjectEntries, undefined>
 /** What the access log learns from the dispatch: the id of the key used. */
 type Env = { Variables: { keyId: string } };
 
+/** The cap on searches (and object lists) running at once, with its queue. */
+export function searchGate(options: Pick<AppOptions, "maxSearches" | "maxQueuedSearches">): Gate {
+  return new Gate(options.maxSearches ?? 8, options.maxQueuedSearches ?? 256);
+}
+
 export function createApp(engine: Engine, options: AppOptions): Hono<Env> {
   const app = new Hono<Env>();
   // Searches and object lists share one cap (each may hold much memory: 10,000 objects a list);
   // adds take another (pass 1 of an add parses its body before the project lock serialises them).
-  const gates = { search: new Gate(options.maxSearches ?? 8, options.maxQueuedSearches ?? 256), write: new Gate(2, 64) };
+  const gates = { search: options.searchGate ?? searchGate(options), write: new Gate(2, 64) };
   const byPath = new Map<string, Route[]>();
   for (const route of ROUTES) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   const document = openApiDocument(options.version);

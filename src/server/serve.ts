@@ -9,7 +9,8 @@ import type { Duplex } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AddressInfo } from "node:net";
 import { EnvironmentError, errorBody, RequestRefusedError, UsageError, type Engine } from "../engine/index.js";
-import { createApp, jsonResponse, type AppOptions } from "./app.js";
+import { classify, createApp, jsonResponse, searchGate, type AppOptions } from "./app.js";
+import { startLocalChannel, type LocalChannel } from "./local-channel.js";
 
 export interface ServeOptions extends AppOptions {
   host: string;
@@ -24,6 +25,8 @@ export interface ServeOptions extends AppOptions {
   keepAliveTimeoutMs?: number;
   /** How long a stop waits for requests in flight before closing their connections (default 30 s). */
   shutdownTimeoutMs?: number;
+  /** Also answer this machine's CLI searches on this socket (engine/local-socket.ts); none when absent. */
+  localSocket?: string;
 }
 
 export interface RunningServer {
@@ -33,6 +36,8 @@ export interface RunningServer {
   inFlight(): number;
   /** Stops accepting, waits for requests in flight (up to shutdownTimeoutMs), closes the engine. Resolves true when every request finished. */
   stop(): Promise<boolean>;
+  /** The socket the CLI's searches are answered on, or why there is none (another server of the project has it). */
+  local: { socketPath: string } | { reason: string } | null;
 }
 
 export { isLoopback } from "./hosts.js";
@@ -69,7 +74,8 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, onReque
 }
 
 export async function startServer(engine: Engine, options: ServeOptions): Promise<RunningServer> {
-  const app = createApp(engine, options);
+  const gate = searchGate(options);
+  const app = createApp(engine, { ...options, searchGate: gate });
   let stopping = false;
   const shuttingDown = () => jsonResponse(errorBody(new RequestRefusedError(503, "SHUTTING_DOWN", "The server is stopping")), 503, { "Retry-After": "1", connection: "close" });
   // Requests counted while the engine works on them, whether or not their client is still there.
@@ -97,12 +103,30 @@ export async function startServer(engine: Engine, options: ServeOptions): Promis
     server.once("error", (error: NodeJS.ErrnoException) => reject(listenError(error, options.host, options.port)));
     server.listen(options.port, options.host, () => resolve());
   });
+  let local: LocalChannel | { reason: string } | null = null;
+  if (options.localSocket !== undefined) {
+    local = await startLocalChannel(engine, {
+      socketPath: options.localSocket,
+      run: async (search) => {
+        if (stopping) throw new RequestRefusedError(503, "SHUTTING_DOWN", "The server is stopping");
+        inFlight++;
+        try {
+          return await gate.run(search);
+        } finally {
+          inFlight--;
+        }
+      },
+      classify: (caught) => classify(caught, options.onServerError),
+      version: options.version ?? "0.0.0",
+      onRequest: options.onRequest,
+    });
+  }
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   let stopped: Promise<boolean> | null = null;
   const stop = async (): Promise<boolean> => {
     stopping = true;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    const closed = Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), local && "close" in local ? local.close() : undefined]);
     const deadline = Date.now() + (options.shutdownTimeoutMs ?? 30_000);
     // Kept-alive connections with nothing in flight are closed now, and the others once their answer is sent.
     while (inFlight > 0 && Date.now() < deadline) {
@@ -111,6 +135,7 @@ export async function startServer(engine: Engine, options: ServeOptions): Promis
     }
     const finished = inFlight === 0;
     server.closeAllConnections();
+    if (local && "destroy" in local) local.destroy();
     await closed;
     try {
       await engine.close();
@@ -124,5 +149,6 @@ export async function startServer(engine: Engine, options: ServeOptions): Promis
     port: address.port,
     inFlight: () => inFlight,
     stop: () => (stopped ??= stop()),
+    local: local && "close" in local ? { socketPath: local.socketPath } : local,
   };
 }

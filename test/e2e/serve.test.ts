@@ -57,7 +57,7 @@ describe("the spec's routes", () => {
       expect(answer.headers.get("content-type")).toBe("application/json; charset=utf-8");
       // The engine's own time for the search, for clients and for bench:serve's overhead figure.
       expect(answer.headers.get("server-timing")).toMatch(/^search;dur=\d+\.\d$/);
-      const printed = await runCli(["--project", project, "--json", "search", indexId, ...args]);
+      const printed = await runCli(["--project", project, "--json", "search", indexId, ...args, "--in-process"]);
       expect(answer.text).toBe(printed.stdout);
     }
     const highlighted = await api("GET", `/v1/indexes/${indexId}/search?query=cells&result_fields=highlights`);

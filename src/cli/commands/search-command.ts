@@ -1,7 +1,7 @@
 /** `semsearch search <index> <query>`: a table, the service's JSON, JSON Lines, or an interactive session. */
-import { integerIn, UsageError, DEFAULT_LIMIT, MAX_RESULTS, MAX_LIMIT, ValidationError, type Engine, type SearchPage, type SearchParams } from "../../engine/index.js";
-import { interactiveSearch } from "../interactive.js";
-import { withEngine, type GlobalOptions } from "../options.js";
+import { integerIn, UsageError, DEFAULT_LIMIT, MAX_RESULTS, MAX_LIMIT, ValidationError, type SearchPage, type SearchParams } from "../../engine/index.js";
+import type { GlobalOptions } from "../options.js";
+import { withSearcher, type Searcher } from "../searcher.js";
 import { warn } from "../output.js";
 import { formatJson, searchResponse, searchResult } from "../render/json.js";
 import { renderSearchTable } from "../render/table.js";
@@ -19,6 +19,8 @@ export interface SearchOptions extends GlobalOptions {
   all?: boolean;
   /** true: --interactive, false: --no-interactive, undefined: decide by the terminal */
   interactive?: boolean;
+  /** --in-process: not through a running server */
+  inProcess?: boolean;
 }
 
 export type OutputMode = "interactive" | "json" | "jsonl" | "table";
@@ -63,11 +65,11 @@ function withCaret(error: unknown, filter: string | undefined): unknown {
  * Every page from `offset` on, following `next` as a client would (the service caps results at
  * 10,000); each page is handed to `onPage` as it arrives. Returns the last page.
  */
-export async function followPages(engine: Engine, indexId: string, params: SearchParams, onPage: (page: SearchPage, offset: number) => void): Promise<SearchPage> {
+export async function followPages(searcher: Searcher, indexId: string, params: SearchParams, onPage: (page: SearchPage, offset: number) => void): Promise<SearchPage> {
   let offset = params.offset ?? 0;
   let limit = params.limit;
   for (;;) {
-    const page = await engine.search(indexId, { ...params, offset, limit });
+    const page = await searcher.search(indexId, { ...params, offset, limit });
     onPage(page, offset);
     if (!page.pagination.next) return page;
     ({ offset, limit } = page.pagination.next);
@@ -106,25 +108,26 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
     if (page.building && !warned) warn(options, buildingWarning(indexId, page.building));
     warned ||= page.building !== undefined;
   };
-  await withEngine(options, async (engine) => {
+  await withSearcher(options, async (searcher) => {
     try {
       if (mode === "interactive") {
-        await interactiveSearch(engine, indexId, { query, offset: offset ?? 0, limit: options.limit ?? DEFAULT_LIMIT }, params, extra);
+        const { interactiveSearch } = await import("../interactive.js");
+        await interactiveSearch(searcher, indexId, { query, offset: offset ?? 0, limit: options.limit ?? DEFAULT_LIMIT }, params, extra);
       } else if (!options.all) {
-        const page = await engine.search(indexId, params);
+        const page = await searcher.search(indexId, params);
         noteBuilding(page);
         if (mode === "jsonl") for (const hit of page.hits) write(`${JSON.stringify(searchResult(hit))}\n`);
         else if (mode === "json") write(formatJson(searchResponse(page), process.stdout.isTTY === true));
         else write(renderSearchTable(page, offset ?? 0, extra, query));
       } else if (mode === "jsonl") {
         // streamed: each page's results as soon as it arrives
-        await followPages(engine, indexId, params, (page) => {
+        await followPages(searcher, indexId, params, (page) => {
           noteBuilding(page);
           for (const hit of page.hits) write(`${JSON.stringify(searchResult(hit))}\n`);
         });
       } else {
         const hits: SearchPage["hits"] = [];
-        const last = await followPages(engine, indexId, params, (page) => {
+        const last = await followPages(searcher, indexId, params, (page) => {
           noteBuilding(page);
           hits.push(...page.hits);
         });

@@ -1,6 +1,6 @@
 /** `semsearch serve`: the service's HTTP API over this project, until SIGTERM or SIGINT. */
 import path from "node:path";
-import { Engine, integerIn, UsageError, type Warning } from "../../engine/index.js";
+import { Engine, integerIn, localSocketPath, UsageError, type Warning } from "../../engine/index.js";
 import { projectDir, type GlobalOptions } from "../options.js";
 import { pkg } from "../package-info.js";
 
@@ -17,6 +17,8 @@ export interface ServeCommandOptions extends GlobalOptions {
   accessLog?: boolean;
   shutdownTimeout?: number;
   corsOrigin?: string[];
+  /** false with --no-local-socket */
+  localSocket?: boolean;
 }
 
 /** One structured log line on stderr. */
@@ -51,12 +53,21 @@ export async function serveCommand(options: ServeCommandOptions): Promise<void> 
     imageRoot: options.imageRoot === undefined ? undefined : path.resolve(options.imageRoot),
     shutdownTimeoutMs: integerIn("--shutdown-timeout", options.shutdownTimeout, 30, 0, 3600) * 1000,
     version: pkg.version,
+    localSocket: options.localSocket === false ? undefined : localSocketPath(engine.projectDir),
     onRequest: options.accessLog === false ? undefined : (entry) => log({ level: "info", ...entry }),
     onServerError: (error, cause) => log({ level: "error", code: error.code, message: error.message, stack: cause instanceof Error ? cause.stack : undefined }),
   });
   // The address on stdout (data: `semsearch serve --port 0 > url`); everything else is a log line on stderr.
   process.stdout.write(`${server.url}\n`);
   log({ level: "info", event: "listening", url: server.url, project: engine.projectDir, auth: auth ? "keys" : "none" });
+  if (server.local && "socketPath" in server.local) log({ level: "info", event: "answering local searches", socket: server.local.socketPath });
+  else if (server.local) log({ level: "warning", event: "not answering local searches", reason: server.local.reason });
+  // The models load now rather than in the first search (which would wait about half a second for them).
+  const warming = performance.now();
+  void engine.warmUp().then(
+    () => log({ level: "info", event: "warm", ms: Math.round(performance.now() - warming) }),
+    (error: unknown) => log({ level: "warning", event: "not warmed up", message: error instanceof Error ? error.message : String(error) }),
+  );
   await new Promise<void>((resolve) => {
     // A second signal, of either kind, ends the process at once; an add it cuts off is rolled back by the next writer.
     const force = (signal: NodeJS.Signals) => {

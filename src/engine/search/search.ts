@@ -142,3 +142,21 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const total = ranked.length > regular.length ? { ...estimate, exact: false } : estimate;
   return withState({ hits, pagination: paginate(request.offset, request.limit, ranked.length, total) });
 }
+
+/**
+ * Loads what searching this project's indexes needs (the database, each index's model, and one run
+ * of each model), so that a long-running process answers its first search as fast as the next.
+ * Indexes whose model cannot be loaded are left for their first search to report.
+ */
+export async function warmUp(ctx: EngineContext): Promise<void> {
+  if (!ctx.project.exists()) return;
+  await ctx.store();
+  const specs = new Map(ctx.project.indexes().map((index) => [JSON.stringify(indexModel(index)), indexModel(index)]));
+  for (const spec of specs.values()) {
+    try {
+      await (await loadModel(spec)).embedTexts(["warm up"], "query");
+    } catch {
+      // the first search of an index with this model says what is wrong
+    }
+  }
+}

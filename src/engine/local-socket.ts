@@ -1,0 +1,80 @@
+/**
+ * Where a running `semsearch serve` answers this machine's CLI, and what the two say to each other.
+ *
+ * A CLI search loads a model runtime and the model (about half a second) before its first result; a
+ * running server has both warm. So `serve` also listens on a local socket (a Unix domain socket; a
+ * named pipe on Windows) and `semsearch search` asks it first, falling back to searching in its own
+ * process when nothing answers. The socket is named after the project's real path, in a directory
+ * only this user may use: the server's answers are trusted as the project's own data, so the client
+ * refuses a directory another user could have prepared.
+ *
+ * Protocol: one JSON document per line each way, on one connection, one request at a time:
+ *   → {"v":1,"search":{"index":"docs","params":{…SearchParams}}}
+ *   ← {"v":1,"page":{…SearchPage}}  or  {"v":1,"error":{…ErrorPayload}}
+ */
+import { createHash } from "node:crypto";
+import { lstatSync, mkdirSync, realpathSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { ErrorPayload } from "./errors.js";
+import type { SearchParams } from "./search/request.js";
+import type { SearchPage } from "./types.js";
+
+/** The protocol's version; a client and server that differ do not talk (the client searches itself). */
+export const LOCAL_PROTOCOL = 1;
+
+/** Largest request line a server reads, in bytes: a search's parameters are far smaller. */
+export const MAX_LOCAL_REQUEST_BYTES = 1024 * 1024;
+
+export interface LocalRequest {
+  v: number;
+  search: { index: string; params: SearchParams };
+}
+
+export type LocalResponse = { v: number; page: SearchPage } | { v: number; error: ErrorPayload };
+
+/** The real path of a project directory (the path given, resolved, when it does not exist yet). */
+function realProjectPath(projectDir: string): string {
+  const resolved = path.resolve(projectDir);
+  try {
+    return realpathSync(resolved);
+  } catch {
+    return resolved;
+  }
+}
+
+/** This user's directory for sockets: $XDG_RUNTIME_DIR/semsearch, else <tmpdir>/semsearch-<uid>. */
+function socketDir(): string {
+  const runtime = process.env.XDG_RUNTIME_DIR;
+  if (runtime && path.isAbsolute(runtime)) return path.join(runtime, "semsearch");
+  const uid = typeof process.getuid === "function" ? process.getuid() : os.userInfo().username;
+  return path.join(os.tmpdir(), `semsearch-${uid}`);
+}
+
+/** The socket (or pipe) a server of this project listens on. Short enough for any platform's limit. */
+export function localSocketPath(projectDir: string): string {
+  const hash = createHash("sha256").update(realProjectPath(projectDir)).digest("hex").slice(0, 24);
+  if (process.platform === "win32") return `\\\\.\\pipe\\semsearch-${hash}`;
+  return path.join(socketDir(), `${hash}.sock`);
+}
+
+/**
+ * Whether the socket's directory is this user's alone (owned by them, no access for others), so
+ * whatever listens there was started by them. Named pipes on Windows have no such directory.
+ */
+export function socketDirIsPrivate(socketPath: string): boolean {
+  if (process.platform === "win32") return true;
+  try {
+    const stats = lstatSync(path.dirname(socketPath));
+    return stats.isDirectory() && stats.uid === process.getuid?.() && (stats.mode & 0o077) === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Creates the socket directory for a server (mode 0700); false when it exists but is not private. */
+export function prepareSocketDir(socketPath: string): boolean {
+  if (process.platform === "win32") return true;
+  mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 });
+  return socketDirIsPrivate(socketPath);
+}

@@ -1,0 +1,161 @@
+/**
+ * The local channel: a running `semsearch serve` answers this machine's `semsearch search` over a
+ * socket (its model already warm), with exactly the output of a search in the CLI's own process; a
+ * server that is gone, killed or replaced is never an error.
+ */
+import { readFileSync } from "node:fs";
+import { createConnection } from "node:net";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliJson, ROOT, runCli, SAMPLE, tempProject } from "../helpers/cli.js";
+import { serve, type Served } from "../helpers/serve.js";
+
+const project = tempProject();
+let server: Served | undefined;
+
+const localLines = (served: Served) => served.stderr().split("\n").filter((line) => line.includes('"method":"LOCAL"'));
+const search = (args: string[]) => runCli(["--project", project, "search", "articles", ...args]);
+
+const VERSION = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).version as string;
+
+/** The first line of the server's log holding `text`, waiting up to 10 s for it (the URL is printed before the log lines). */
+async function logged(served: Served, text: string): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const line = served.stderr().split("\n").find((l) => l.includes(text));
+    if (line) return line;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no ${text} in the server's log:\n${served.stderr()}`);
+}
+
+/** The socket a server logged it answers on. */
+async function socketOf(served: Served): Promise<string> {
+  return JSON.parse(await logged(served, '"answering local searches"')).socket as string;
+}
+
+/** Sends raw lines to a socket and resolves with what comes back before it closes or `ms` pass. */
+function raw(socketPath: string, data: string, ms = 2000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection(socketPath);
+    let answer = "";
+    const done = () => {
+      socket.destroy();
+      resolve(answer);
+    };
+    const timer = setTimeout(done, ms);
+    socket.on("data", (chunk) => (answer += chunk));
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve(answer);
+    });
+    socket.on("error", reject);
+    socket.write(data);
+  });
+}
+
+/** Waits until the server logs that its models are warm (or 60 s). */
+async function warm(served: Served): Promise<void> {
+  for (let i = 0; i < 600 && !served.stderr().includes('"event":"warm"'); i++) await new Promise((r) => setTimeout(r, 100));
+}
+
+beforeAll(async () => {
+  await cliJson(project, ["objects", "add", SAMPLE]);
+  await cliJson(project, ["index", "create", "--name", "articles", "--searchable", "title,body", "--highlights", "--filterable", "topic,year", "--field-type", "year=float", "--wait"]);
+  server = await serve(project, ["--no-auth"]);
+  await warm(server);
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe("searches answered by a running server", () => {
+  it("prints exactly what a search in the CLI's own process prints, in every output mode", async () => {
+    const cases = [
+      ["--json", "how do plants make energy"],
+      ["--json", "energy", "--limit", "3", "--offset", "2", "--object-fields", "title,year"],
+      ["--json", "cells", "--result-fields", "highlights", "--object-fields", "*"],
+      ["--json", "energy", "--filter", "topic:biology AND year:>=2020"],
+      ["--json", "energy", "--all", "--limit", "4"],
+      ["energy", "--jsonl", "--all", "--limit", "3"],
+      ["cells", "--no-interactive", "--result-fields", "highlights"],
+      ["--json", "energy", "--mode", "vector", "--page", "2"],
+    ];
+    for (const args of cases) {
+      const before = localLines(server!).length;
+      const [first, ...rest] = args[0] === "--json" ? [args[0], ...args.slice(1)] : [null, ...args];
+      const global = first ? [first] : [];
+      const viaServer = await runCli(["--project", project, ...global, "search", "articles", ...rest]);
+      const here = await runCli(["--project", project, ...global, "search", "articles", ...rest, "--in-process"]);
+      expect(viaServer.exitCode, viaServer.stderr).toBe(0);
+      expect(viaServer.stdout, args.join(" ")).toBe(here.stdout);
+      expect(viaServer.stderr).toBe(here.stderr);
+      expect(localLines(server!).length, `${args.join(" ")} went through the server`).toBeGreaterThan(before);
+    }
+  });
+
+  it("reports the server's errors as the CLI's own: same message, caret and exit code", async () => {
+    for (const args of [["nosuch", "x"], ["articles", "x", "--filter", "year:>>3"], ["articles", "x", "--filter", "nosuchfield:1"], ["articles", "x", "--limit", "100000"]]) {
+      for (const json of [[], ["--json"]]) {
+        const viaServer = await runCli(["--project", project, ...json, "search", ...args]);
+        const here = await runCli(["--project", project, ...json, "search", ...args, "--in-process"]);
+        expect(viaServer.exitCode, args.join(" ")).toBe(here.exitCode);
+        expect(viaServer.exitCode).toBeGreaterThan(1);
+        expect(viaServer.stderr).toBe(here.stderr);
+        expect(viaServer.stdout).toBe("");
+      }
+    }
+  });
+
+  it("refuses what is not a search request, and keeps answering", async () => {
+    const socket = await socketOf(server!);
+    // not JSON; no version (an older or newer client); another protocol; this version with a wrong shape or types
+    const lines = ["not json", '{"v":1}', '{"v":99,"search":{}}', JSON.stringify({ v: 1, version: VERSION, search: { index: 1, params: {} } }), JSON.stringify({ v: 1, version: VERSION, search: { index: "articles", params: { query: "x", limit: "5" } } })];
+    const answers = (await raw(socket, lines.map((line) => `${line}\n`).join(""))).trim().split("\n").map((line) => JSON.parse(line));
+    expect(answers.map((a) => a.error?.code)).toEqual(["BAD_REQUEST", "LOCAL_VERSION", "LOCAL_VERSION", "BAD_REQUEST", "BAD_REQUEST"]);
+    const good = JSON.parse(await raw(socket, `${JSON.stringify({ v: 1, version: VERSION, search: { index: "articles", params: { query: "energy", limit: 2, constructor: "x", __proto__: { limit: 5 } } } })}\n`, 5000));
+    expect(good.page.hits).toHaveLength(2);
+    const huge = await raw(socket, "x".repeat(2 * 1024 * 1024));
+    expect(JSON.parse(huge.trim()).error.code).toBe("BAD_REQUEST");
+    const after = await search(["--json", "energy"]);
+    expect(after.exitCode, after.stderr).toBe(0);
+  });
+});
+
+describe("when no server answers", () => {
+  it("searches in the CLI's process after a server is killed, and the next server takes the socket over", async () => {
+    const killed = server!;
+    const socket = await socketOf(killed);
+    await killed.stop("SIGKILL");
+    server = undefined;
+    const here = await search(["--json", "energy", "--in-process"]);
+    const after = await search(["--json", "energy"]);
+    expect(after.exitCode, after.stderr).toBe(0);
+    expect(after.stdout).toBe(here.stdout);
+    server = await serve(project, ["--no-auth"]);
+    expect(await socketOf(server)).toBe(socket);
+    const again = await search(["--json", "energy"]);
+    expect(again.stdout).toBe(here.stdout);
+    expect(localLines(server)).toHaveLength(1);
+  });
+
+  it("a second server of the project leaves the socket to the first; --no-local-socket opens none", async () => {
+    const second = await serve(project, ["--no-auth"]);
+    try {
+      expect(await logged(second, '"not answering local searches"')).toContain("another server of this project answers");
+    } finally {
+      await second.stop();
+    }
+    // the first server's socket is still its own after the second stopped
+    const before = localLines(server!).length;
+    expect((await search(["--json", "energy"])).exitCode).toBe(0);
+    expect(localLines(server!).length).toBe(before + 1);
+
+    await server!.stop();
+    server = await serve(project, ["--no-auth", "--no-local-socket"]);
+    await logged(server, '"event":"warm"');
+    expect((await search(["--json", "energy"])).exitCode).toBe(0);
+    expect(localLines(server)).toHaveLength(0);
+    expect(server.stderr()).not.toContain("local searches");
+  });
+});

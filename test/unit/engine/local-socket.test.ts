@@ -1,0 +1,43 @@
+import { chmodSync, mkdirSync, symlinkSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { localSocketPath, prepareSocketDir, socketDirIsPrivate } from "../../../src/engine/local-socket.js";
+import { tempDir } from "../../helpers/temp.js";
+
+describe("the local socket's place", () => {
+  const runtime = process.env.XDG_RUNTIME_DIR;
+  afterEach(() => {
+    if (runtime === undefined) delete process.env.XDG_RUNTIME_DIR;
+    else process.env.XDG_RUNTIME_DIR = runtime;
+  });
+
+  it("is the same for every spelling of one project, and another for another project", () => {
+    const dir = tempDir();
+    const project = path.join(dir, "project");
+    mkdirSync(project);
+    symlinkSync(project, path.join(dir, "link"));
+    const socket = localSocketPath(project);
+    expect(localSocketPath(path.join(dir, "link"))).toBe(socket);
+    expect(localSocketPath(`${project}/./`)).toBe(socket);
+    expect(localSocketPath(path.relative(process.cwd(), project))).toBe(socket);
+    expect(localSocketPath(path.join(dir, "other"))).not.toBe(socket);
+  });
+
+  it("is short enough for any platform's socket path limit, however deep the project", () => {
+    const deep = path.join(tempDir(), "a".repeat(200), "b".repeat(200));
+    expect(Buffer.byteLength(localSocketPath(deep))).toBeLessThan(104);
+  });
+
+  it("is in a directory only this user may use: one another user could have prepared is refused", () => {
+    process.env.XDG_RUNTIME_DIR = tempDir();
+    const socket = localSocketPath("/some/project");
+    expect(socketDirIsPrivate(socket)).toBe(false); // not there yet
+    expect(prepareSocketDir(socket)).toBe(true);
+    expect(socketDirIsPrivate(socket)).toBe(true);
+    chmodSync(path.dirname(socket), 0o755);
+    expect(socketDirIsPrivate(socket)).toBe(false);
+    expect(prepareSocketDir(socket)).toBe(false);
+    process.env.XDG_RUNTIME_DIR = "relative/dir"; // not absolute: ignored
+    expect(localSocketPath("/some/project")).not.toContain("relative");
+  });
+});
