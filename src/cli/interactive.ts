@@ -5,7 +5,7 @@
  * the terminal); in a question asked from the menu, they go back to the menu.
  */
 import { displayReference, MAX_LIMIT, MAX_RESULTS, type SearchHit, type SearchPage, type SearchParams } from "../engine/index.js";
-import type { Searcher } from "./searcher.js";
+import type { Reader } from "./reader.js";
 import { abort, ask, begin, choose, chooseKey, end, say, type Choice } from "./prompts.js";
 import { highlightLabel, renderHighlight } from "./render/highlight.js";
 import { chalk } from "./render/style.js";
@@ -108,7 +108,7 @@ async function answer(key: "g" | "s" | "/", session: Session, page: SearchPage):
 }
 
 /** A thumbnail of a result's best image, in terminals that show inline images (never in pipes). */
-async function thumbnail(searcher: Searcher, hit: SearchHit): Promise<string> {
+async function thumbnail(searcher: Reader, hit: SearchHit): Promise<string> {
   const protocol = process.stdout.isTTY ? inlineProtocol(process.env) : null;
   const best = hit.highlights?.find((h) => !("highlight_type" in h));
   if (protocol === null || !best || "highlight_type" in best) return "";
@@ -117,7 +117,7 @@ async function thumbnail(searcher: Searcher, hit: SearchHit): Promise<string> {
 }
 
 /** Asks which result to open and shows it in full (with a thumbnail of its best image, where the terminal can); Esc goes back. */
-async function openResult(searcher: Searcher, session: Session, page: SearchPage): Promise<void> {
+async function openResult(searcher: Reader, session: Session, page: SearchPage): Promise<void> {
   const width = terminalWidth();
   const picked = await choose(
     "Which result?",
@@ -134,7 +134,7 @@ async function openResult(searcher: Searcher, session: Session, page: SearchPage
 }
 
 /** Does what a menu key asks; true when the page is to be fetched again and shown. */
-async function act(searcher: Searcher, key: Exclude<MenuKey, "q">, session: Session, page: SearchPage): Promise<boolean> {
+async function act(searcher: Reader, key: Exclude<MenuKey, "q">, session: Session, page: SearchPage): Promise<boolean> {
   switch (key) {
     case "n":
       // Enter on the last page: clack shows "Next page" as the answer, so say why nothing moves
@@ -159,7 +159,7 @@ async function act(searcher: Searcher, key: Exclude<MenuKey, "q">, session: Sess
  * paging. The first page is fetched before the session's frame opens, so an error there (an unknown
  * index, say) is reported as by any command; a later error closes the frame, then propagates.
  */
-export async function interactiveSearch(searcher: Searcher, indexId: string, start: Session, base: Omit<SearchParams, "query" | "offset" | "limit">, extraFields: string[]): Promise<void> {
+export async function interactiveSearch(searcher: Reader, indexId: string, start: Session, base: Omit<SearchParams, "query" | "offset" | "limit">, extraFields: string[]): Promise<void> {
   const session = { ...start };
   // Every field (and highlights, where the index keeps them) is fetched, so a result can be shown in
   // full; the table shows the fields asked for.

@@ -12,6 +12,8 @@ export interface GlobalOptions {
   project?: string;
   json?: boolean;
   color?: boolean;
+  /** --in-process: not through a running server (cli/reader.ts) */
+  inProcess?: boolean;
 }
 
 export function globals(command: Command): GlobalOptions {

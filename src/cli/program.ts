@@ -150,6 +150,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("-p, --project <dir>", "project directory (env SEMSEARCH_PROJECT; default: the nearest .semsearch here or above, else ./.semsearch)")
     .option("--json", "print the service's JSON shapes on stdout, errors and warnings as JSON on stderr")
     .option("--no-color", "no colours (also NO_COLOR, and whenever stdout is not a terminal)")
+    .option("--in-process", "search and read in this process even when a running `semsearch serve` of the project could answer")
     // every command's help lists the global flags too (inherited by the commands created below)
     .configureHelp({ showGlobalOptions: true })
     .exitOverride();
@@ -214,7 +215,6 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--all", "follow next through every page (up to 10,000 results); with --jsonl, streamed")
     .option("--interactive", "page through results (the default when stdin and stdout are terminals)")
     .option("--no-interactive", "print one page and exit, even in a terminal")
-    .option("--in-process", "search in this process even when a `semsearch serve` of the project could answer (warm)")
     .action(withGlobals(h.search));
 
   const models = program.command("models").description("embedding models: list, download ahead, remove");

@@ -8,17 +8,19 @@
  * only this user may use: the server's answers are trusted as the project's own data, so the client
  * refuses a directory another user could have prepared.
  *
+ * Reading commands (`index list`, `index get`, `index status`, `objects get`, `objects list`) are
+ * answered the same way: with the server's database already open, they skip loading LanceDB too.
+ *
  * Protocol: one JSON document per line each way, on one connection, one request at a time:
- *   → {"v":1,"search":{"index":"docs","params":{…SearchParams}}}
- *   ← {"v":1,"page":{…SearchPage}}  or  {"v":1,"error":{…ErrorPayload}}
+ *   → {"v":1,"version":"0.1.0","op":"search","args":["docs",{…SearchParams}]}
+ *   ← {"v":1,"result":…}  or  {"v":1,"error":{…ErrorPayload}}
+ * The result is what the engine's method of that name returns.
  */
 import { createHash } from "node:crypto";
 import { lstatSync, mkdirSync, realpathSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { ErrorPayload } from "./errors.js";
-import type { SearchParams } from "./search/request.js";
-import type { SearchPage } from "./types.js";
 
 /** The protocol's version; a client and server that differ do not talk (the client searches itself). */
 export const LOCAL_PROTOCOL = 1;
@@ -26,12 +28,19 @@ export const LOCAL_PROTOCOL = 1;
 /** Largest request line a server reads, in bytes: a search's parameters are far smaller. */
 export const MAX_LOCAL_REQUEST_BYTES = 1024 * 1024;
 
+/** The engine's reading operations a server answers for the CLI. */
+export const LOCAL_OPERATIONS = ["search", "listIndexes", "getIndex", "getObject", "listObjects"] as const;
+export type LocalOperation = (typeof LOCAL_OPERATIONS)[number];
+
 export interface LocalRequest {
   v: number;
-  search: { index: string; params: SearchParams };
+  /** semsearch's version: a server of another version does not answer (the client runs the operation itself). */
+  version: string;
+  op: LocalOperation;
+  args: unknown[];
 }
 
-export type LocalResponse = { v: number; page: SearchPage } | { v: number; error: ErrorPayload };
+export type LocalResponse = { v: number; result: unknown } | { v: number; error: ErrorPayload };
 
 /** The real path of a project directory (the path given, resolved, when it does not exist yet). */
 function realProjectPath(projectDir: string): string {

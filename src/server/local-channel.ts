@@ -1,17 +1,20 @@
 /**
- * The server's end of the local channel (engine/local-socket.ts): searches from this machine's CLI,
- * over a socket only this user can reach, answered by the server's warm engine and under the same
- * cap on searches at once as HTTP searches.
+ * The server's end of the local channel (engine/local-socket.ts): searches and reads from this
+ * machine's CLI, over a socket only this user can reach, answered by the server's warm engine under
+ * the same cap on work at once as HTTP searches and object lists.
  */
 import { chmodSync, unlinkSync } from "node:fs";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import {
+  LOCAL_OPERATIONS,
   LOCAL_PROTOCOL,
   MAX_LOCAL_REQUEST_BYTES,
   prepareSocketDir,
   SemsearchError,
   UsageError,
   type Engine,
+  type LocalOperation,
+  type LocalRequest,
   type LocalResponse,
   type SearchParams,
 } from "../engine/index.js";
@@ -38,34 +41,95 @@ export interface LocalChannel {
 const STRING_PARAMS = ["query", "objectFields", "resultFields", "mode", "filter"] as const;
 const NUMBER_PARAMS = ["limit", "offset", "vectorWeight"] as const;
 
-/** The request's search, with only the parameters a search takes, each of its type. */
-export function searchRequest(line: string, version: string): { index: string; params: SearchParams } {
+/** A search's parameters, only those a search takes, each of its type. */
+function searchParams(given: unknown): SearchParams {
+  if (typeof given !== "object" || given === null || Array.isArray(given)) throw new UsageError("BAD_REQUEST", "The local search has no parameters object");
+  const params: Record<string, unknown> = {};
+  for (const [names, type] of [[STRING_PARAMS, "string"], [NUMBER_PARAMS, "number"], [["snippets"], "boolean"]] as const) {
+    for (const name of names) {
+      const value: unknown = Object.hasOwn(given, name) ? (given as Record<string, unknown>)[name] : undefined;
+      if (value === undefined) continue;
+      if (typeof value !== type) throw new UsageError("BAD_REQUEST", `The local search's ${name} is not a ${type}`);
+      params[name] = value;
+    }
+  }
+  if (typeof params.query !== "string") throw new UsageError("BAD_REQUEST", "The local search has no query");
+  return params as unknown as SearchParams;
+}
+
+/** The argument types of each operation. */
+const SIGNATURES: Record<LocalOperation, readonly ("string" | "number" | "params")[]> = {
+  search: ["string", "params"],
+  listIndexes: [],
+  getIndex: ["string"],
+  getObject: ["string"],
+  listObjects: ["number", "number"],
+};
+
+export interface LocalCall {
+  op: LocalOperation;
+  args: unknown[];
+}
+
+/** The operation a request line asks for, with its arguments checked against the operation's signature. */
+export function localCall(line: string, version: string): LocalCall {
   let request: unknown;
   try {
     request = JSON.parse(line);
   } catch {
     throw new UsageError("BAD_REQUEST", "The local request is not JSON");
   }
-  const envelope = request as { v?: unknown; version?: unknown; search?: unknown } | null;
-  // A client of another version searches in its own process, so its results come from its own code.
+  const envelope = request as Partial<Record<keyof LocalRequest, unknown>> | null;
+  // A client of another version runs the operation in its own process, so its output comes from its own code.
   if (envelope?.v !== LOCAL_PROTOCOL || envelope.version !== version) {
     throw new UsageError("LOCAL_VERSION", `This server is semsearch ${version} (local protocol ${LOCAL_PROTOCOL}); the client is another version`);
   }
-  const search = envelope.search as { index?: unknown; params?: unknown } | undefined;
-  if (typeof search !== "object" || search === null || typeof search.index !== "string" || typeof search.params !== "object" || search.params === null) {
-    throw new UsageError("BAD_REQUEST", 'The local request has no {"search":{"index","params"}}');
+  const op = envelope.op;
+  if (typeof op !== "string" || !(LOCAL_OPERATIONS as readonly string[]).includes(op)) throw new UsageError("BAD_REQUEST", "The local request names no known operation");
+  const signature = SIGNATURES[op as LocalOperation];
+  const given = envelope.args;
+  if (!Array.isArray(given) || given.length !== signature.length) throw new UsageError("BAD_REQUEST", `The local ${op} takes ${signature.length} arguments`);
+  const args = signature.map((type, i) => {
+    if (type === "params") return searchParams(given[i]);
+    if (typeof given[i] !== type) throw new UsageError("BAD_REQUEST", `Argument ${i + 1} of the local ${op} is not a ${type}`);
+    return given[i] as unknown;
+  });
+  return { op: op as LocalOperation, args };
+}
+
+/** The engine's answer to a call. */
+function perform(engine: Engine, { op, args }: LocalCall): Promise<unknown> {
+  switch (op) {
+    case "search":
+      return engine.search(args[0] as string, args[1] as SearchParams);
+    case "listIndexes":
+      return engine.listIndexes();
+    case "getIndex":
+      return engine.getIndex(args[0] as string);
+    case "getObject":
+      return engine.getObject(args[0] as string);
+    case "listObjects":
+      return engine.listObjects(args[0] as number, args[1] as number);
   }
-  const given = search.params as Record<string, unknown>;
-  const params: Record<string, unknown> = {};
-  for (const [names, type] of [[STRING_PARAMS, "string"], [NUMBER_PARAMS, "number"], [["snippets"], "boolean"]] as const) {
-    for (const name of names) {
-      if (!Object.hasOwn(given, name) || given[name] === undefined) continue;
-      if (typeof given[name] !== type) throw new UsageError("BAD_REQUEST", `The local request's ${name} is not a ${type}`);
-      params[name] = given[name];
-    }
+}
+
+/** The path of the HTTP route doing the same, for the access log. */
+function loggedPath(call: LocalCall | null): string {
+  const id = (i: number) => encodeURIComponent(String(call?.args[i]).slice(0, 200));
+  switch (call?.op) {
+    case "search":
+      return `/v1/indexes/${id(0)}/search`;
+    case "listIndexes":
+      return "/v1/indexes";
+    case "getIndex":
+      return `/v1/indexes/${id(0)}`;
+    case "getObject":
+      return `/v1/objects/${id(0)}`;
+    case "listObjects":
+      return "/v1/objects";
+    default:
+      return "-";
   }
-  if (typeof params.query !== "string") throw new UsageError("BAD_REQUEST", "The local request has no query");
-  return { index: search.index, params: params as unknown as SearchParams };
 }
 
 /** Whether a server answers on `socketPath` (then a second server of the project leaves it be). */
@@ -157,11 +221,11 @@ async function answer(engine: Engine, socket: Socket, line: string, options: Loc
   const started = performance.now();
   let response: LocalResponse;
   let status = 200;
-  let index = "-";
+  let call: LocalCall | null = null;
   try {
-    const request = searchRequest(line, options.version);
-    index = request.index;
-    response = { v: LOCAL_PROTOCOL, page: await options.run(() => engine.search(request.index, request.params)) };
+    const asked = localCall(line, options.version);
+    call = asked;
+    response = { v: LOCAL_PROTOCOL, result: await options.run(() => perform(engine, asked)) };
   } catch (caught) {
     const error = options.classify(caught);
     status = error.status;
@@ -169,5 +233,5 @@ async function answer(engine: Engine, socket: Socket, line: string, options: Loc
   }
   if (socket.writable) socket.write(`${JSON.stringify(response)}\n`);
   const ms = Math.round((performance.now() - started) * 10) / 10;
-  options.onRequest?.({ method: "LOCAL", path: `/v1/indexes/${encodeURIComponent(index.slice(0, 200))}/search`, status, ms });
+  options.onRequest?.({ method: "LOCAL", path: loggedPath(call), status, ms });
 }

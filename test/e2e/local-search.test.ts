@@ -94,6 +94,21 @@ describe("searches answered by a running server", () => {
     }
   });
 
+  it("answers the reading commands too, exactly as they print in the CLI's own process", async () => {
+    const cases = [["index", "list"], ["index", "get", "articles"], ["index", "status", "articles"], ["objects", "get", "photosynthesis"], ["objects", "list", "--limit", "5", "--offset", "3"], ["objects", "get", "nosuch"], ["index", "get", "nosuch"], ["objects", "list", "--limit", "0"]];
+    for (const args of cases) {
+      for (const json of [[], ["--json"]]) {
+        const before = localLines(server!).length;
+        const viaServer = await runCli(["--project", project, ...json, ...args]);
+        const here = await runCli(["--project", project, ...json, "--in-process", ...args]);
+        expect(viaServer.exitCode, args.join(" ")).toBe(here.exitCode);
+        expect(viaServer.stdout, args.join(" ")).toBe(here.stdout);
+        expect(viaServer.stderr, args.join(" ")).toBe(here.stderr);
+        expect(localLines(server!).length, `${args.join(" ")} went through the server`).toBe(before + 1);
+      }
+    }
+  });
+
   it("reports the server's errors as the CLI's own: same message, caret and exit code", async () => {
     for (const args of [["nosuch", "x"], ["articles", "x", "--filter", "year:>>3"], ["articles", "x", "--filter", "nosuchfield:1"], ["articles", "x", "--limit", "100000"]]) {
       for (const json of [[], ["--json"]]) {
@@ -110,11 +125,15 @@ describe("searches answered by a running server", () => {
   it("refuses what is not a search request, and keeps answering", async () => {
     const socket = await socketOf(server!);
     // not JSON; no version (an older or newer client); another protocol; this version with a wrong shape or types
-    const lines = ["not json", '{"v":1}', '{"v":99,"search":{}}', JSON.stringify({ v: 1, version: VERSION, search: { index: 1, params: {} } }), JSON.stringify({ v: 1, version: VERSION, search: { index: "articles", params: { query: "x", limit: "5" } } })];
+    const lines = ["not json", '{"v":1}', '{"v":99,"op":"search"}', JSON.stringify({ v: 1, version: VERSION, op: "search", args: [1, {}] }), JSON.stringify({ v: 1, version: VERSION, op: "search", args: ["articles", { query: "x", limit: "5" }] })];
     const answers = (await raw(socket, lines.map((line) => `${line}\n`).join(""))).trim().split("\n").map((line) => JSON.parse(line));
     expect(answers.map((a) => a.error?.code)).toEqual(["BAD_REQUEST", "LOCAL_VERSION", "LOCAL_VERSION", "BAD_REQUEST", "BAD_REQUEST"]);
-    const good = JSON.parse(await raw(socket, `${JSON.stringify({ v: 1, version: VERSION, search: { index: "articles", params: { query: "energy", limit: 2, constructor: "x", __proto__: { limit: 5 } } } })}\n`, 5000));
-    expect(good.page.hits).toHaveLength(2);
+    const good = JSON.parse(await raw(socket, `${JSON.stringify({ v: 1, version: VERSION, op: "search", args: ["articles", { query: "energy", limit: 2, constructor: "x" }] })}\n`, 5000));
+    expect(good.result.hits).toHaveLength(2);
+    // writes are not among the operations: the project is untouched
+    const write = JSON.parse(await raw(socket, `${JSON.stringify({ v: 1, version: VERSION, op: "deleteIndex", args: ["articles"] })}\n`));
+    expect(write.error.code).toBe("BAD_REQUEST");
+    expect((await runCli(["--project", project, "--json", "index", "get", "articles", "--in-process"])).exitCode).toBe(0);
     const huge = await raw(socket, "x".repeat(2 * 1024 * 1024));
     expect(JSON.parse(huge.trim()).error.code).toBe("BAD_REQUEST");
     const after = await search(["--json", "energy"]);

@@ -3,6 +3,7 @@ import type { IndexInfo } from "../../engine/index.js";
 import { checkNoMix, indexBodyFromFlags, type IndexCreateFlags } from "../index-body.js";
 import { parseJsonText, UsageError } from "../../engine/index.js";
 import { withEngine, readInput, type GlobalOptions } from "../options.js";
+import { withReader } from "../reader.js";
 import { printResult } from "../output.js";
 import { downloadProgressReporter } from "../progress.js";
 import { waitForBuild, type WaitFlags } from "../wait.js";
@@ -48,8 +49,8 @@ export async function indexCreate(options: IndexCreateOptions): Promise<void> {
 }
 
 export async function indexList(options: GlobalOptions): Promise<void> {
-  await withEngine(options, async (engine) => {
-    const indexes = await engine.listIndexes();
+  await withReader(options, async (reader) => {
+    const indexes = await reader.listIndexes();
     printResult(options, { indexes }, () => renderIndexTable(indexes));
   });
 }
@@ -75,20 +76,20 @@ function describe(index: IndexInfo): string {
   ].join("\n") + "\n";
 }
 
+/** An index as it is now (read by a running server when one answers), or once built with --wait. */
+function readIndex(id: string, options: GlobalOptions & WaitFlags): Promise<IndexInfo> {
+  if (options.wait) return withEngine(options, (engine) => waitForBuild(engine, id, options));
+  return withReader(options, (reader) => reader.getIndex(id));
+}
+
 export async function indexGet(id: string, options: GlobalOptions & WaitFlags): Promise<void> {
-  await withEngine(options, async (engine) => {
-    const index = options.wait ? await waitForBuild(engine, id, options) : await engine.getIndex(id);
-    printResult(options, index, () => describe(index));
-  });
+  const index = await readIndex(id, options);
+  printResult(options, index, () => describe(index));
 }
 
 export async function indexStatus(id: string, options: GlobalOptions & WaitFlags): Promise<void> {
-  await withEngine(options, async (engine) => {
-    const status = options.wait ? (await waitForBuild(engine, id, options)).status : await engine.indexStatus(id);
-    printResult(options, { status }, () =>
-    `UPLOADED ${status.UPLOADED} · PROCESSING ${status.PROCESSING} · READY ${status.READY} · ERROR ${status.ERROR}\n`,
-    );
-  });
+  const { status } = await readIndex(id, options);
+  printResult(options, { status }, () => `UPLOADED ${status.UPLOADED} · PROCESSING ${status.PROCESSING} · READY ${status.READY} · ERROR ${status.ERROR}\n`);
 }
 
 export async function indexDelete(id: string, options: GlobalOptions): Promise<void> {

@@ -1,6 +1,7 @@
 /** `semsearch objects add | get | list | delete`. */
 import { UsageError, type ObjectsInput } from "../../engine/index.js";
 import { objectsInput, withEngine, type GlobalOptions } from "../options.js";
+import { withReader } from "../reader.js";
 import { note, printResult } from "../output.js";
 import { addProgressReporter } from "../progress.js";
 import { waitForBuild, type WaitFlags } from "../wait.js";
@@ -36,8 +37,8 @@ export async function objectsAdd(files: string[], options: ObjectsAddOptions): P
 }
 
 export async function objectsGet(id: string, options: GlobalOptions): Promise<void> {
-  await withEngine(options, async (engine) => {
-    const info = await engine.getObject(id);
+  await withReader(options, async (reader) => {
+    const info = await reader.getObject(id);
     printResult(options, info, () => {
       const states = info.status.indexes.map((entry) => `${entry.id}: ${entry.status}${entry.searchable ? " (searchable)" : ""}${entry.error ? ` — ${entry.error}` : ""}`);
       return `${JSON.stringify(info.object, null, 2)}\nid: ${info.id} · created ${info.created_at} · updated ${info.updated_at}\nstatus: ${info.status.state}${states.length ? `\n  ${states.join("\n  ")}` : ""}\n`;
@@ -46,8 +47,8 @@ export async function objectsGet(id: string, options: GlobalOptions): Promise<vo
 }
 
 export async function objectsList(options: GlobalOptions & { limit?: number; offset?: number }): Promise<void> {
-  await withEngine(options, async (engine) => {
-    const objects = await engine.listObjects(options.offset ?? 0, options.limit ?? 100);
+  await withReader(options, async (reader) => {
+    const objects = await reader.listObjects(options.offset ?? 0, options.limit ?? 100);
     printResult(options, { objects }, () => renderObjectTable(objects));
   });
 }

@@ -1,7 +1,7 @@
 /** `semsearch search <index> <query>`: a table, the service's JSON, JSON Lines, or an interactive session. */
 import { integerIn, UsageError, DEFAULT_LIMIT, MAX_RESULTS, MAX_LIMIT, ValidationError, type SearchPage, type SearchParams } from "../../engine/index.js";
 import type { GlobalOptions } from "../options.js";
-import { withSearcher, type Searcher } from "../searcher.js";
+import { withReader, type Reader } from "../reader.js";
 import { warn } from "../output.js";
 import { formatJson, searchResponse, searchResult } from "../render/json.js";
 import { renderSearchTable } from "../render/table.js";
@@ -19,8 +19,6 @@ export interface SearchOptions extends GlobalOptions {
   all?: boolean;
   /** true: --interactive, false: --no-interactive, undefined: decide by the terminal */
   interactive?: boolean;
-  /** --in-process: not through a running server */
-  inProcess?: boolean;
 }
 
 export type OutputMode = "interactive" | "json" | "jsonl" | "table";
@@ -65,7 +63,7 @@ function withCaret(error: unknown, filter: string | undefined): unknown {
  * Every page from `offset` on, following `next` as a client would (the service caps results at
  * 10,000); each page is handed to `onPage` as it arrives. Returns the last page.
  */
-export async function followPages(searcher: Searcher, indexId: string, params: SearchParams, onPage: (page: SearchPage, offset: number) => void): Promise<SearchPage> {
+export async function followPages(searcher: Reader, indexId: string, params: SearchParams, onPage: (page: SearchPage, offset: number) => void): Promise<SearchPage> {
   let offset = params.offset ?? 0;
   let limit = params.limit;
   for (;;) {
@@ -108,7 +106,7 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
     if (page.building && !warned) warn(options, buildingWarning(indexId, page.building));
     warned ||= page.building !== undefined;
   };
-  await withSearcher(options, async (searcher) => {
+  await withReader(options, async (searcher) => {
     try {
       if (mode === "interactive") {
         const { interactiveSearch } = await import("../interactive.js");

@@ -1,8 +1,8 @@
 /**
- * What `semsearch search` searches with: a running `semsearch serve` of the project, over the local
- * channel (engine/local-socket.ts), when one answers; else an engine in this process. A server that
- * goes away, is stopping, is busy or runs another version of semsearch is not an error: the search
- * runs here instead, with the same result.
+ * What `search` and the reading commands (`index list|get|status`, `objects get|list`) read with: a
+ * running `semsearch serve` of the project, over the local channel (engine/local-socket.ts), when
+ * one answers; else an engine in this process. A server that goes away, is stopping, is busy or runs
+ * another version of semsearch is not an error: the operation runs here instead, with the same result.
  */
 import { createConnection, type Socket } from "node:net";
 import {
@@ -11,15 +11,15 @@ import {
   localSocketPath,
   socketDirIsPrivate,
   type Engine,
+  type LocalOperation,
   type LocalRequest,
   type LocalResponse,
-  type SearchPage,
-  type SearchParams,
 } from "../engine/index.js";
 import { openEngine, projectDir, type GlobalOptions } from "./options.js";
 import { pkg } from "./package-info.js";
 
-export type Searcher = Pick<Engine, "search" | "imageThumbnail">;
+/** The engine's reading operations; `imageThumbnail` always runs in this process. */
+export type Reader = Pick<Engine, LocalOperation | "imageThumbnail">;
 
 /** Answers of a server that mean "search yourself": it is stopping, busy, or of another version. */
 const STEP_ASIDE = new Set(["SHUTTING_DOWN", "BUSY", "LOCAL_VERSION"]);
@@ -62,8 +62,8 @@ class LocalClient {
     });
   }
 
-  async search(index: string, params: SearchParams): Promise<SearchPage> {
-    const request: LocalRequest & { version: string } = { v: LOCAL_PROTOCOL, version: pkg.version, search: { index, params } };
+  async call(op: LocalOperation, args: unknown[]): Promise<unknown> {
+    const request: LocalRequest = { v: LOCAL_PROTOCOL, version: pkg.version, op, args };
     const line = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Unanswered("the server did not answer in time")), ANSWER_TIMEOUT_MS);
       this.waiting = {
@@ -89,7 +89,7 @@ class LocalClient {
       if (STEP_ASIDE.has(response.error.code)) throw new Unanswered(response.error.message);
       throw errorFromPayload(response.error);
     }
-    return response.page;
+    return response.result;
   }
 
   close(): void {
@@ -98,31 +98,40 @@ class LocalClient {
 }
 
 /**
- * Runs `fn` with a searcher for the project: a running server's when one answers (and `--in-process`
+ * Runs `fn` with a reader of the project: a running server's when one answers (and `--in-process`
  * is not given), else this process's engine, opened only if it is needed.
  */
-export async function withSearcher<T>(options: GlobalOptions & { inProcess?: boolean }, fn: (searcher: Searcher) => Promise<T>): Promise<T> {
+export async function withReader<T>(options: GlobalOptions & { inProcess?: boolean }, fn: (reader: Reader) => Promise<T>): Promise<T> {
   const dir = projectDir(options);
   let client = options.inProcess ? null : await LocalClient.connect(localSocketPath(dir));
   let engine: Engine | undefined;
   const here = () => (engine ??= openEngine(options, dir));
-  const searcher: Searcher = {
-    async search(indexId, params) {
+  /** The operation on the server while it answers, else here. */
+  const either =
+    <K extends LocalOperation>(op: K) =>
+    async (...args: Parameters<Engine[K]>): Promise<Awaited<ReturnType<Engine[K]>>> => {
       if (client) {
         try {
-          return await client.search(indexId, params);
+          return (await client.call(op, args)) as Awaited<ReturnType<Engine[K]>>;
         } catch (error) {
           if (!(error instanceof Unanswered)) throw error;
           client.close();
           client = null;
         }
       }
-      return here().search(indexId, params);
-    },
+      const engine = here();
+      return (await (engine[op] as (...a: unknown[]) => Promise<unknown>).apply(engine, args)) as Awaited<ReturnType<Engine[K]>>;
+    };
+  const reader: Reader = {
+    search: either("search"),
+    listIndexes: either("listIndexes"),
+    getIndex: either("getIndex"),
+    getObject: either("getObject"),
+    listObjects: either("listObjects"),
     imageThumbnail: (objectId, identifier, size) => here().imageThumbnail(objectId, identifier, size),
   };
   try {
-    return await fn(searcher);
+    return await fn(reader);
   } finally {
     client?.close();
     await engine?.close();
