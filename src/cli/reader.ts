@@ -25,7 +25,7 @@ export type Reader = Pick<Engine, LocalOperation | "imageThumbnail">;
 const STEP_ASIDE = new Set(["SHUTTING_DOWN", "BUSY", "LOCAL_VERSION"]);
 
 /** How long a server may take to answer before the search runs here instead (a stopped server accepts and never answers). */
-const ANSWER_TIMEOUT_MS = 120_000;
+const ANSWER_TIMEOUT_MS = 30_000;
 
 /** The channel failed or the server stepped aside: search in this process. */
 class Unanswered extends Error {}

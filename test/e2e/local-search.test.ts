@@ -4,11 +4,12 @@
  * server that is gone, killed or replaced is never an error.
  */
 import { readFileSync } from "node:fs";
-import { createConnection } from "node:net";
+import { createConnection, createServer, type Server, type Socket } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliJson, ROOT, runCli, SAMPLE, tempProject } from "../helpers/cli.js";
 import { serve, type Served } from "../helpers/serve.js";
+import { localSocketPath, prepareSocketDir } from "../../src/engine/local-socket.js";
 
 const project = tempProject();
 let server: Served | undefined;
@@ -142,6 +143,44 @@ describe("searches answered by a running server", () => {
 });
 
 describe("when no server answers", () => {
+  it("runs the command itself when whatever listens on the socket is not a server of this version", async () => {
+    await server!.stop();
+    server = undefined;
+    const socketPath = localSocketPath(project);
+    expect(prepareSocketDir(socketPath)).toBe(true);
+    const here = await search(["--json", "energy", "--in-process"]);
+    const listed = await runCli(["--project", project, "--json", "--in-process", "index", "list"]);
+    const answers: Record<string, (socket: Socket) => void> = {
+      "another version": (socket) => socket.end(`${JSON.stringify({ v: 1, error: { name: "UsageError", code: "LOCAL_VERSION", message: "other" } })}\n`),
+      "another protocol": (socket) => socket.end(`${JSON.stringify({ v: 2, result: { hits: [] } })}\n`),
+      "busy": (socket) => socket.end(`${JSON.stringify({ v: 1, error: { name: "RequestRefusedError", code: "BUSY", message: "busy" } })}\n`),
+      "not JSON": (socket) => socket.end("hello\n"),
+      "a hang-up": (socket) => socket.destroy(),
+    };
+    for (const [what, respond] of Object.entries(answers)) {
+      let asked = 0;
+      const fake: Server = createServer((socket) => {
+        socket.once("data", () => {
+          asked++;
+          respond(socket);
+        });
+      });
+      await new Promise<void>((resolve) => fake.listen(socketPath, resolve));
+      try {
+        const result = await search(["--json", "energy"]);
+        expect(result.exitCode, `${what}: ${result.stderr}`).toBe(0);
+        expect(result.stdout, what).toBe(here.stdout);
+        expect(result.stderr, what).toBe("");
+        const list = await runCli(["--project", project, "--json", "index", "list"]);
+        expect(list.stdout, what).toBe(listed.stdout);
+        expect(asked, `${what}: the CLI asked the socket first`).toBe(2);
+      } finally {
+        await new Promise<void>((resolve) => fake.close(() => resolve()));
+      }
+    }
+    server = await serve(project, ["--no-auth"]);
+  });
+
   it("searches in the CLI's process after a server is killed, and the next server takes the socket over", async () => {
     const killed = server!;
     const socket = await socketOf(killed);
