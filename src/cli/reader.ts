@@ -21,34 +21,48 @@ import { pkg } from "./package-info.js";
 /** The engine's reading operations; `imageThumbnail` always runs in this process. */
 export type Reader = Pick<Engine, LocalOperation | "imageThumbnail">;
 
-/** Answers of a server that mean "search yourself": it is stopping, busy, or of another version. */
-const STEP_ASIDE = new Set(["SHUTTING_DOWN", "BUSY", "LOCAL_VERSION"]);
+/**
+ * Answers of a server that mean "run it yourself": it is stopping, busy or of another version, or it
+ * failed for a reason of its own (its machine, a bug): run here, the command either succeeds or
+ * reports its own error as it would without a server.
+ */
+const STEP_ASIDE_CODES = new Set(["SHUTTING_DOWN", "BUSY", "LOCAL_VERSION"]);
+const STEP_ASIDE_NAMES = new Set(["InternalError", "EnvironmentError", "RequestRefusedError"]);
 
-/** How long a server may take to answer before the search runs here instead (a stopped server accepts and never answers). */
-const ANSWER_TIMEOUT_MS = 30_000;
+/** How long a server has to acknowledge a request (a stopped server accepts connections and never reads). */
+const ACK_TIMEOUT_MS = 2_000;
 
-/** The channel failed or the server stepped aside: search in this process. */
+/** How long an acknowledged request may take before the command runs here instead. */
+const ANSWER_TIMEOUT_MS = 60_000;
+
+/** The channel failed or the server stepped aside: run in this process. */
 class Unanswered extends Error {}
 
 /** One connection to a server; requests one at a time. */
 class LocalClient {
-  private buffered = "";
-  private waiting: { resolve: (line: string) => void; reject: (error: Error) => void } | null = null;
+  private chunks: string[] = [];
+  private lines: string[] = [];
+  private closed = false;
+  private wake: (() => void) | null = null;
 
   private constructor(private readonly socket: Socket) {
     socket.setEncoding("utf8");
     socket.on("data", (chunk: string) => {
-      this.buffered += chunk;
-      const newline = this.buffered.indexOf("\n");
-      if (newline < 0 || !this.waiting) return;
-      const line = this.buffered.slice(0, newline);
-      this.buffered = this.buffered.slice(newline + 1);
-      const { resolve } = this.waiting;
-      this.waiting = null;
-      resolve(line);
+      let from = 0;
+      for (let newline = chunk.indexOf("\n"); newline >= 0; newline = chunk.indexOf("\n", from)) {
+        this.chunks.push(chunk.slice(from, newline));
+        this.lines.push(this.chunks.join(""));
+        this.chunks = [];
+        from = newline + 1;
+      }
+      if (from < chunk.length) this.chunks.push(chunk.slice(from));
+      this.wake?.();
     });
-    const fail = () => this.waiting?.reject(new Unanswered("the server closed the connection"));
-    socket.on("close", fail);
+    // A server that stopped or died between two requests (an interactive session's pages): the next one runs here at once.
+    socket.on("close", () => {
+      this.closed = true;
+      this.wake?.();
+    });
     socket.on("error", () => socket.destroy());
   }
 
@@ -62,22 +76,23 @@ class LocalClient {
     });
   }
 
-  async call(op: LocalOperation, args: unknown[]): Promise<unknown> {
-    const request: LocalRequest = { v: LOCAL_PROTOCOL, version: pkg.version, op, args };
-    const line = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Unanswered("the server did not answer in time")), ANSWER_TIMEOUT_MS);
-      this.waiting = {
-        resolve: (answer) => {
+  /** The next line from the server, within `ms`. */
+  private async line(ms: number, waitingFor: string): Promise<LocalResponse> {
+    const deadline = Date.now() + ms;
+    while (this.lines.length === 0) {
+      if (this.closed) throw new Unanswered("the server closed the connection");
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Unanswered(`the server did not send ${waitingFor} in time`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.wake = () => {
           clearTimeout(timer);
-          resolve(answer);
-        },
-        reject: (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      };
-      this.socket.write(`${JSON.stringify(request)}\n`);
-    });
+          resolve();
+        };
+      });
+      this.wake = null;
+    }
+    const line = this.lines.shift() as string;
     let response: LocalResponse;
     try {
       response = JSON.parse(line) as LocalResponse;
@@ -85,14 +100,25 @@ class LocalClient {
       throw new Unanswered("the server's answer is not JSON");
     }
     if (response?.v !== LOCAL_PROTOCOL) throw new Unanswered("the server speaks another protocol");
+    return response;
+  }
+
+  async call(op: LocalOperation, args: unknown[]): Promise<unknown> {
+    if (this.closed) throw new Unanswered("the server closed the connection");
+    const request: LocalRequest = { v: LOCAL_PROTOCOL, version: pkg.version, op, args };
+    this.socket.write(`${JSON.stringify(request)}\n`);
+    let response = await this.line(ACK_TIMEOUT_MS, "an acknowledgement");
+    if ("ack" in response) response = await this.line(ANSWER_TIMEOUT_MS, "an answer");
+    if ("ack" in response) throw new Unanswered("the server acknowledged twice");
     if ("error" in response) {
-      if (STEP_ASIDE.has(response.error.code)) throw new Unanswered(response.error.message);
+      if (STEP_ASIDE_CODES.has(response.error.code) || STEP_ASIDE_NAMES.has(response.error.name)) throw new Unanswered(response.error.message);
       throw errorFromPayload(response.error);
     }
     return response.result;
   }
 
   close(): void {
+    this.closed = true;
     this.socket.destroy();
   }
 }

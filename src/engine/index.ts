@@ -47,7 +47,7 @@ export { parseJsonText } from "./objects/parse.js";
 export { errorBody, errorEntry, searchResponse, searchResult } from "./responses.js";
 export type { KeyInfo, Caller, CreateKeyOptions } from "./keys.js";
 export { CreateIndexBodySchema } from "./config.js";
-export { LOCAL_OPERATIONS, LOCAL_PROTOCOL, MAX_LOCAL_REQUEST_BYTES, localSocketPath, prepareSocketDir, socketDirIsPrivate } from "./local-socket.js";
+export { LOCAL_OPERATIONS, LOCAL_PROTOCOL, MAX_LOCAL_REQUEST_BYTES, localSocketPath, prepareSocketDir, realProjectPath, socketDirIsPrivate } from "./local-socket.js";
 export type { LocalOperation, LocalRequest, LocalResponse } from "./local-socket.js";
 
 export interface EngineOptions {

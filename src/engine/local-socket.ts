@@ -13,8 +13,10 @@
  *
  * Protocol: one JSON document per line each way, on one connection, one request at a time:
  *   → {"v":1,"version":"0.1.0","op":"search","args":["docs",{…SearchParams}]}
+ *   ← {"v":1,"ack":true}                   at once, as the request is read
  *   ← {"v":1,"result":…}  or  {"v":1,"error":{…ErrorPayload}}
- * The result is what the engine's method of that name returns.
+ * The result is what the engine's method of that name returns. A server that does not acknowledge
+ * a request at once (stopped, or its event loop held up) is not waited for.
  */
 import { createHash } from "node:crypto";
 import { lstatSync, mkdirSync, realpathSync } from "node:fs";
@@ -40,15 +42,23 @@ export interface LocalRequest {
   args: unknown[];
 }
 
-export type LocalResponse = { v: number; result: unknown } | { v: number; error: ErrorPayload };
+export type LocalResponse = { v: number; result: unknown } | { v: number; error: ErrorPayload } | { v: number; ack: true };
 
-/** The real path of a project directory (the path given, resolved, when it does not exist yet). */
-function realProjectPath(projectDir: string): string {
+/**
+ * The real path of a project directory; for one that does not exist yet, the real path of its
+ * nearest existing parent joined with the rest (so a server started before its project is created,
+ * under a symbolic link such as macOS's /tmp, is found once it exists).
+ */
+export function realProjectPath(projectDir: string): string {
   const resolved = path.resolve(projectDir);
-  try {
-    return realpathSync(resolved);
-  } catch {
-    return resolved;
+  const missing: string[] = [];
+  for (let at = resolved; ; at = path.dirname(at)) {
+    try {
+      return path.join(realpathSync(at), ...missing.reverse());
+    } catch {
+      if (path.dirname(at) === at) return resolved;
+      missing.push(path.basename(at));
+    }
   }
 }
 

@@ -115,7 +115,7 @@ function perform(engine: Engine, { op, args }: LocalCall): Promise<unknown> {
 
 /** The path of the HTTP route doing the same, for the access log. */
 function loggedPath(call: LocalCall | null): string {
-  const id = (i: number) => encodeURIComponent(String(call?.args[i]).slice(0, 200));
+  const id = (i: number) => logSegment(call?.args[i]);
   switch (call?.op) {
     case "search":
       return `/v1/indexes/${id(0)}/search`;
@@ -150,7 +150,12 @@ function answers(socketPath: string): Promise<boolean> {
  */
 export async function startLocalChannel(engine: Engine, options: LocalChannelOptions): Promise<LocalChannel | { reason: string }> {
   const { socketPath } = options;
-  if (!prepareSocketDir(socketPath)) return { reason: `the directory of ${socketPath} is not this user's alone` };
+  try {
+    if (!prepareSocketDir(socketPath)) return { reason: `the directory of ${socketPath} is not this user's alone` };
+  } catch (error) {
+    // XDG_RUNTIME_DIR of another user (kept by sudo), a file where the directory should be: no socket, the server runs on
+    return { reason: `cannot create the directory of ${socketPath} (${(error as NodeJS.ErrnoException).code ?? String(error)})` };
+  }
   if (process.platform !== "win32") {
     if (await answers(socketPath)) return { reason: `another server of this project answers on ${socketPath}` };
     try {
@@ -161,7 +166,10 @@ export async function startLocalChannel(engine: Engine, options: LocalChannelOpt
   }
   const connections = new Map<Socket, Connection>();
   let closing = false;
-  const server: Server = createServer((socket) => serveConnection(engine, socket, options, connections, () => closing));
+  // allowHalfOpen: a client that ends its side after sending still gets its answers
+  const server: Server = createServer({ allowHalfOpen: true }, (socket) => serveConnection(engine, socket, options, connections, () => closing));
+  // Beyond this, new connections are closed at once and their clients run the command themselves.
+  server.maxConnections = MAX_CONNECTIONS;
   const listening = await new Promise<string | null>((resolve) => {
     server.once("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
     server.listen(socketPath, () => resolve(null));
@@ -175,7 +183,7 @@ export async function startLocalChannel(engine: Engine, options: LocalChannelOpt
         closing = true;
         server.close(() => resolve());
         // idle connections (an interactive session between pages) end now, the others after their answer
-        for (const [socket, connection] of connections) if (connection.pending === 0) socket.end();
+        for (const [socket, connection] of connections) if (connection.lines.length === 0 && !connection.answering) socket.end();
       }),
     destroy: () => {
       for (const socket of connections.keys()) socket.destroy();
@@ -183,41 +191,106 @@ export async function startLocalChannel(engine: Engine, options: LocalChannelOpt
   };
 }
 
+const ACK_LINE = `${JSON.stringify({ v: LOCAL_PROTOCOL, ack: true })}\n`;
+
+/** Connections open at once; a client turned away runs the command in its own process. */
+const MAX_CONNECTIONS = 128;
+
+/** A connection with no request for this long is closed (an interactive session left open, say). */
+const IDLE_MS = 10 * 60_000;
+
 interface Connection {
-  /** Requests read and not yet answered. */
-  pending: number;
+  /** Request lines read and not yet taken. */
+  lines: string[];
+  /** Whether a request is being answered (one at a time; reading pauses meanwhile). */
+  answering: boolean;
+  /** The client ended its side: the connection ends once its requests are answered. */
+  ended: boolean;
 }
 
+/**
+ * Reads request lines and answers them one at a time, in order. While one is answered the socket is
+ * not read, and the next waits until the answer is flushed to the client: a client that sends and
+ * never reads holds one answer in the server's memory, not all of them.
+ */
 function serveConnection(engine: Engine, socket: Socket, options: LocalChannelOptions, connections: Map<Socket, Connection>, closing: () => boolean): void {
-  const connection: Connection = { pending: 0 };
+  const connection: Connection = { lines: [], answering: false, ended: false };
   connections.set(socket, connection);
   socket.on("close", () => connections.delete(socket));
   socket.on("error", () => socket.destroy());
-  let buffered = "";
-  let busy: Promise<void> = Promise.resolve();
+  socket.setTimeout(IDLE_MS, () => socket.end());
+  const partial: string[] = [];
+  let partialBytes = 0;
+
+  const finishIfDone = () => {
+    if (connection.lines.length === 0 && !connection.answering && (connection.ended || closing())) socket.end();
+  };
+  const next = async () => {
+    if (connection.answering) return;
+    const line = connection.lines.shift();
+    if (line === undefined) {
+      socket.resume();
+      finishIfDone();
+      return;
+    }
+    connection.answering = true;
+    socket.pause();
+    try {
+      const flushed = await answer(engine, socket, line, options);
+      if (!flushed) await new Promise<void>((resolve) => {
+        socket.once("drain", resolve);
+        socket.once("close", resolve);
+      });
+    } finally {
+      connection.answering = false;
+    }
+    if (!socket.destroyed) void next();
+  };
+
   socket.setEncoding("utf8");
   socket.on("data", (chunk: string) => {
-    buffered += chunk;
-    let newline: number;
-    while ((newline = buffered.indexOf("\n")) >= 0) {
-      const line = buffered.slice(0, newline);
-      buffered = buffered.slice(newline + 1);
-      connection.pending++;
-      // one request at a time per connection, answered in order
-      busy = busy.then(async () => {
-        await answer(engine, socket, line, options);
-        if (--connection.pending === 0 && closing()) socket.end();
-      });
+    let from = 0;
+    for (let newline = chunk.indexOf("\n"); newline >= 0; newline = chunk.indexOf("\n", from)) {
+      partial.push(chunk.slice(from, newline));
+      connection.lines.push(partial.join(""));
+      // Received: the client now waits for the answer however long it takes, not just a moment.
+      socket.write(ACK_LINE);
+      partial.length = 0;
+      partialBytes = 0;
+      from = newline + 1;
     }
-    if (Buffer.byteLength(buffered) > MAX_LOCAL_REQUEST_BYTES) {
+    if (from < chunk.length) {
+      const rest = chunk.slice(from);
+      partial.push(rest);
+      partialBytes += Buffer.byteLength(rest);
+    }
+    if (partialBytes > MAX_LOCAL_REQUEST_BYTES) {
       const error = new UsageError("BAD_REQUEST", `The local request is larger than ${MAX_LOCAL_REQUEST_BYTES} bytes`);
       socket.end(`${JSON.stringify({ v: LOCAL_PROTOCOL, error: error.toJSON() } satisfies LocalResponse)}\n`);
-      buffered = "";
+      partial.length = 0;
+      partialBytes = 0;
+      connection.lines.length = 0;
+      return;
     }
+    void next();
+  });
+  socket.on("end", () => {
+    connection.ended = true;
+    finishIfDone();
   });
 }
 
-async function answer(engine: Engine, socket: Socket, line: string, options: LocalChannelOptions): Promise<void> {
+/** A path segment for the log, whatever the client sent (a lone surrogate cannot be percent-encoded). */
+function logSegment(value: unknown): string {
+  try {
+    return encodeURIComponent(String(value).slice(0, 200));
+  } catch {
+    return "-";
+  }
+}
+
+/** Answers one request line; resolves whether the answer was flushed (false: wait for drain). Never throws. */
+async function answer(engine: Engine, socket: Socket, line: string, options: LocalChannelOptions): Promise<boolean> {
   const started = performance.now();
   let response: LocalResponse;
   let status = 200;
@@ -231,7 +304,13 @@ async function answer(engine: Engine, socket: Socket, line: string, options: Loc
     status = error.status;
     response = { v: LOCAL_PROTOCOL, error: error.toJSON() };
   }
-  if (socket.writable) socket.write(`${JSON.stringify(response)}\n`);
-  const ms = Math.round((performance.now() - started) * 10) / 10;
-  options.onRequest?.({ method: "LOCAL", path: loggedPath(call), status, ms });
+  let flushed = true;
+  try {
+    if (socket.writable) flushed = socket.write(`${JSON.stringify(response)}\n`);
+    const ms = Math.round((performance.now() - started) * 10) / 10;
+    options.onRequest?.({ method: "LOCAL", path: loggedPath(call), status, ms });
+  } catch {
+    socket.destroy();
+  }
+  return flushed;
 }

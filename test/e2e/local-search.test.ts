@@ -3,7 +3,7 @@
  * socket (its model already warm), with exactly the output of a search in the CLI's own process; a
  * server that is gone, killed or replaced is never an error.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -52,6 +52,13 @@ function raw(socketPath: string, data: string, ms = 2000): Promise<string> {
     socket.on("error", reject);
     socket.write(data);
   });
+}
+
+/** The one answer among the lines a server sent (after its acknowledgement). */
+function answerOf(text: string): any {
+  const answers = text.trim().split("\n").map((line) => JSON.parse(line)).filter((a) => a.ack !== true);
+  expect(answers).toHaveLength(1);
+  return answers[0];
 }
 
 /** Waits until the server logs that its models are warm (or 60 s). */
@@ -127,18 +134,42 @@ describe("searches answered by a running server", () => {
     const socket = await socketOf(server!);
     // not JSON; no version (an older or newer client); another protocol; this version with a wrong shape or types
     const lines = ["not json", '{"v":1}', '{"v":99,"op":"search"}', JSON.stringify({ v: 1, version: VERSION, op: "search", args: [1, {}] }), JSON.stringify({ v: 1, version: VERSION, op: "search", args: ["articles", { query: "x", limit: "5" }] })];
-    const answers = (await raw(socket, lines.map((line) => `${line}\n`).join(""))).trim().split("\n").map((line) => JSON.parse(line));
+    const received = (await raw(socket, lines.map((line) => `${line}\n`).join(""))).trim().split("\n").map((line) => JSON.parse(line));
+    // every request is acknowledged as it is read, then answered in order
+    expect(received.filter((a) => a.ack === true)).toHaveLength(lines.length);
+    const answers = received.filter((a) => a.ack !== true);
     expect(answers.map((a) => a.error?.code)).toEqual(["BAD_REQUEST", "LOCAL_VERSION", "LOCAL_VERSION", "BAD_REQUEST", "BAD_REQUEST"]);
-    const good = JSON.parse(await raw(socket, `${JSON.stringify({ v: 1, version: VERSION, op: "search", args: ["articles", { query: "energy", limit: 2, constructor: "x" }] })}\n`, 5000));
+    const good = answerOf(await raw(socket, `${JSON.stringify({ v: 1, version: VERSION, op: "search", args: ["articles", { query: "energy", limit: 2, constructor: "x" }] })}\n`, 5000));
     expect(good.result.hits).toHaveLength(2);
     // writes are not among the operations: the project is untouched
-    const write = JSON.parse(await raw(socket, `${JSON.stringify({ v: 1, version: VERSION, op: "deleteIndex", args: ["articles"] })}\n`));
+    const write = answerOf(await raw(socket, `${JSON.stringify({ v: 1, version: VERSION, op: "deleteIndex", args: ["articles"] })}\n`));
     expect(write.error.code).toBe("BAD_REQUEST");
     expect((await runCli(["--project", project, "--json", "index", "get", "articles", "--in-process"])).exitCode).toBe(0);
     const huge = await raw(socket, "x".repeat(2 * 1024 * 1024));
-    expect(JSON.parse(huge.trim()).error.code).toBe("BAD_REQUEST");
+    expect(answerOf(huge).error.code).toBe("BAD_REQUEST");
+    // a client that ends its side after sending still gets its answer
+    const halfClosed = await new Promise<string>((resolve, reject) => {
+      const client = createConnection(socket);
+      let text = "";
+      client.on("data", (chunk) => (text += chunk));
+      client.on("close", () => resolve(text));
+      client.on("error", reject);
+      client.end(`${JSON.stringify({ v: 1, version: VERSION, op: "listIndexes", args: [] })}\n`);
+    });
+    expect(answerOf(halfClosed).result[0].name).toBe("articles");
     const after = await search(["--json", "energy"]);
     expect(after.exitCode, after.stderr).toBe(0);
+  });
+
+  it("survives names that cannot be logged as they are: a lone surrogate, an emoji cut at the log's limit", async () => {
+    const before = localLines(server!).length;
+    const cut = await runCli(["--project", project, "--json", "search", `${"a".repeat(199)}😀`, "plants"]);
+    expect(cut.exitCode, cut.stderr).toBe(3);
+    const lone = answerOf(await raw(await socketOf(server!), `${JSON.stringify({ v: 1, version: VERSION, op: "getIndex", args: ["\ud800"] })}\n`));
+    expect(lone.error.code).toBe("INDEX_NOT_FOUND");
+    expect(server!.child.exitCode).toBeNull();
+    expect((await search(["--json", "energy"])).exitCode).toBe(0);
+    expect(localLines(server!).length).toBe(before + 3);
   });
 });
 
@@ -154,6 +185,9 @@ describe("when no server answers", () => {
       "another version": (socket) => socket.end(`${JSON.stringify({ v: 1, error: { name: "UsageError", code: "LOCAL_VERSION", message: "other" } })}\n`),
       "another protocol": (socket) => socket.end(`${JSON.stringify({ v: 2, result: { hits: [] } })}\n`),
       "busy": (socket) => socket.end(`${JSON.stringify({ v: 1, error: { name: "RequestRefusedError", code: "BUSY", message: "busy" } })}\n`),
+      "its machine's fault": (socket) => socket.end(`${JSON.stringify({ v: 1, ack: true })}\n${JSON.stringify({ v: 1, error: { name: "EnvironmentError", code: "EMFILE", message: "Too many open files" } })}\n`),
+      "its own bug": (socket) => socket.end(`${JSON.stringify({ v: 1, ack: true })}\n${JSON.stringify({ v: 1, error: { name: "InternalError", code: "INTERNAL", message: "The server failed" } })}\n`),
+      "no acknowledgement (a stopped server)": () => {},
       "not JSON": (socket) => socket.end("hello\n"),
       "a hang-up": (socket) => socket.destroy(),
     };
@@ -195,6 +229,54 @@ describe("when no server answers", () => {
     const again = await search(["--json", "energy"]);
     expect(again.stdout).toBe(here.stdout);
     expect(localLines(server)).toHaveLength(1);
+  });
+
+  it("runs the command itself when the server is stopped (SIGSTOP), and uses it again once it runs", async () => {
+    const pid = server!.child.pid as number;
+    const here = await search(["--json", "energy", "--in-process"]);
+    const before = localLines(server!).length;
+    process.kill(pid, "SIGSTOP");
+    try {
+      const result = await search(["--json", "energy"]);
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(result.stdout).toBe(here.stdout);
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    expect((await search(["--json", "energy"])).stdout).toBe(here.stdout);
+    await logged(server!, '"status":200'); // the stopped request is answered (to nobody) once it runs
+    expect(localLines(server!).length).toBeGreaterThanOrEqual(before + 1);
+  });
+
+  it("serves by the project's real path: a symbolic link retargeted later does not switch its data", async () => {
+    const dir = path.dirname(project);
+    const other = path.join(dir, "other");
+    await cliJson(other, ["objects", "add", "-"], { input: '{"id":"b-only","title":"energy energy energy"}\n' });
+    await cliJson(other, ["index", "create", "--name", "articles", "--searchable", "title", "--wait"]);
+    const link = path.join(dir, "link");
+    symlinkSync(project, link);
+    await server!.stop();
+    server = await serve(link, ["--no-auth"]);
+    await socketOf(server);
+    const here = await search(["--json", "energy", "--in-process"]);
+    rmSync(link);
+    symlinkSync(other, link);
+    const before = localLines(server).length;
+    const result = await search(["--json", "energy"]);
+    expect(result.stdout).toBe(here.stdout);
+    expect(localLines(server).length).toBe(before + 1);
+  });
+
+  it("serves without a socket, and says why, when its directory cannot be made", async () => {
+    const file = path.join(path.dirname(project), "not-a-dir");
+    writeFileSync(file, "");
+    const odd = await serve(project, ["--no-auth", "--no-access-log"], { XDG_RUNTIME_DIR: file });
+    try {
+      expect(await logged(odd, '"not answering local searches"')).toContain("cannot create the directory");
+      expect(odd.child.exitCode).toBeNull();
+    } finally {
+      await odd.stop();
+    }
   });
 
   it("a second server of the project leaves the socket to the first; --no-local-socket opens none", async () => {

@@ -1,6 +1,6 @@
 /** `semsearch serve`: the service's HTTP API over this project, until SIGTERM or SIGINT. */
 import path from "node:path";
-import { Engine, integerIn, localSocketPath, UsageError, type Warning } from "../../engine/index.js";
+import { Engine, integerIn, localSocketPath, realProjectPath, UsageError, type Warning } from "../../engine/index.js";
 import { projectDir, type GlobalOptions } from "../options.js";
 import { pkg } from "../package-info.js";
 
@@ -35,7 +35,8 @@ export async function serveCommand(options: ServeCommandOptions): Promise<void> 
   if (!auth && !isLoopback(host)) {
     throw new UsageError("AUTH_REQUIRED", `--no-auth serves without keys, so only on a loopback address (127.0.0.1, ::1, localhost), not on ${host}`, { hint: "Create a key with `semsearch keys create` and leave out --no-auth." });
   }
-  const engine = new Engine({ projectDir: projectDir(options), onWarning: (warning: Warning) => log({ level: "warning", ...warning }) });
+  // The project's real path: the socket is named after it, so a symbolic link retargeted later does not switch the server's data.
+  const engine = new Engine({ projectDir: realProjectPath(projectDir(options)), onWarning: (warning: Warning) => log({ level: "warning", ...warning }) });
   const checker = engine.keyChecker();
   if (auth && !checker.hasKeys()) {
     throw new UsageError("NO_KEYS", "The project has no API keys, and serve needs one to check requests against", {

@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { localSocketPath, prepareSocketDir, socketDirIsPrivate } from "../../../src/engine/local-socket.js";
+import { localSocketPath, prepareSocketDir, realProjectPath, socketDirIsPrivate } from "../../../src/engine/local-socket.js";
 import { tempDir } from "../../helpers/temp.js";
 
 describe("the local socket's place", () => {
@@ -39,5 +39,17 @@ describe("the local socket's place", () => {
     expect(prepareSocketDir(socket)).toBe(false);
     process.env.XDG_RUNTIME_DIR = "relative/dir"; // not absolute: ignored
     expect(localSocketPath("/some/project")).not.toContain("relative");
+  });
+});
+
+describe("a project's real path", () => {
+  it("resolves links above a project that does not exist yet, so a server started before it finds its clients", () => {
+    const dir = tempDir();
+    mkdirSync(path.join(dir, "real"));
+    symlinkSync(path.join(dir, "real"), path.join(dir, "link"));
+    const before = localSocketPath(path.join(dir, "link", "new", "project"));
+    mkdirSync(path.join(dir, "real", "new", "project"), { recursive: true });
+    expect(localSocketPath(path.join(dir, "link", "new", "project"))).toBe(before);
+    expect(realProjectPath(path.join(dir, "link", "new", "x"))).toBe(path.join(realProjectPath(dir), "real", "new", "x"));
   });
 });
