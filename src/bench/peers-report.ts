@@ -35,7 +35,10 @@ export function runPeers(size: number, queries: number, cacheDir: string, evalDi
       timeout: PEER_TIMEOUT_MS,
     });
     if (child.status !== 0) {
-      const why = child.error ? child.error.message : child.stderr.trim().split("\n").slice(-3).join(" ");
+      // The error's own line (a stack's first), not only where it was thrown.
+      const lines = child.stderr.trim().split("\n");
+      const thrown = lines.find((line) => /^\w*Error\b|^Error:/.test(line.trim())) ?? "";
+      const why = child.error ? child.error.message : `${thrown} ${lines.slice(-2).join(" ")}`.trim();
       log(`  ${peer} failed: ${why}`);
       continue;
     }
@@ -51,8 +54,8 @@ export function runPeers(size: number, queries: number, cacheDir: string, evalDi
   return results;
 }
 
-function n(value: number, digits = 1): string {
-  return value.toFixed(digits);
+function n(value: number | null, digits = 1): string {
+  return value === null || !Number.isFinite(value) ? "—" : value.toFixed(digits);
 }
 
 export function renderPeers(size: number, results: PeerResult[]): string {

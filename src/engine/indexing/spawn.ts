@@ -41,7 +41,10 @@ export function ensureWorker(project: Project): void {
     const child = spawn(process.execPath, [WORKER_MAIN, project.dir], {
       detached: true,
       stdio: ["ignore", log, log],
-      env: process.env,
+      // glibc gives each of LanceDB's many threads a malloc arena that keeps what it freed: two
+      // arenas held the worker's peak at 100,000 objects about 150 MB lower (measured; other C
+      // libraries ignore the variable). A value the user set is kept.
+      env: { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" },
     });
     child.unref();
   } finally {

@@ -391,6 +391,9 @@ class Worker {
     const target = progress.indexedSeq;
     const store = await this.ctx.store();
     this.report("optimizing", index.id, 0);
+    // The models' threads (about 190 MB each) are let go while LanceDB builds and merges indexes, so
+    // the two never hold their memory at once; the next batch loads them again (about a second).
+    await this.releasePools();
     // The long part (training the vector index) runs without the lock, so adds are not held up by it;
     // should its commit fail against a concurrent write, the next optimize tries again.
     // An image index's object rows carry no vectors: its images table is the one searched by vector.
@@ -486,8 +489,14 @@ class Worker {
     }
   }
 
+  private async releasePools(): Promise<void> {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((pool) => pool.close()));
+  }
+
   async close(): Promise<void> {
-    await Promise.all([...this.pools.values()].map((pool) => pool.close()));
+    await this.releasePools();
   }
 }
 
