@@ -175,6 +175,9 @@ export async function startLocalChannel(engine: Engine, options: LocalChannelOpt
     server.listen(socketPath, () => resolve(null));
   });
   if (listening !== null) return { reason: `cannot listen on ${socketPath} (${listening})` };
+  // A connection that cannot be accepted (out of file descriptors) is dropped, and its client runs the
+  // command itself; an 'error' event with no listener would end the whole server.
+  server.on("error", () => {});
   if (process.platform !== "win32") chmodSync(socketPath, 0o600); // its directory is private too
   return {
     socketPath,
