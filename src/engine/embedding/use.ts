@@ -133,5 +133,8 @@ export async function loadUniversalSentenceEncoder(): Promise<EmbeddingProvider>
     loadGraphModel({ load: async () => artifacts }),
     readFile(path.join(dir, "vocab.json"), "utf8").then((text) => JSON.parse(text) as Vocabulary),
   ]);
+  // The model keeps its artifacts (for a save we never make): its copy of the weights, 27 MB in
+  // every thread and process that loads it, is not needed once they are tensors.
+  artifacts.weightData = new ArrayBuffer(0);
   return new UniversalSentenceEncoder(tf, model, new UnigramTokenizer(vocabulary));
 }
