@@ -4,6 +4,13 @@
 export const DEFAULT_LIMIT = 10;
 /** Largest accepted `limit` (the spec leaves it open; semsearch's choice, documented in the README). */
 export const MAX_LIMIT = 1000;
+/**
+ * Longest query, in characters (semsearch's choice; the spec sets none). Embedding costs time in
+ * proportion to the text: a 630 KB query held a server's event loop for about 25 s in outside
+ * testing, while 10,000 characters (a few pages pasted to find what is like them) take well under
+ * a second.
+ */
+export const MAX_QUERY_LENGTH = 10_000;
 /** Results that can be counted or fetched (spec §8). */
 export const MAX_RESULTS = 10_000;
 /** Size of the first vector result set (spec §4.3 rule 6). */

@@ -3,7 +3,7 @@ import { ValidationError } from "../errors.js";
 import { integerIn } from "../params.js";
 import { setOwn } from "../fields.js";
 import { parseFilter, type FilterNode } from "./filter-syntax.js";
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULTS } from "./limits.js";
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_LENGTH, MAX_RESULTS } from "./limits.js";
 
 /** Search parameters as a caller gives them (CLI flags or HTTP query parameters). */
 export interface SearchParams {
@@ -59,6 +59,10 @@ export function parseSearchParams(params: SearchParams): SearchRequest {
   const query = params.query.trim();
   if (query === "") {
     throw new ValidationError("INVALID_PARAMETER", "query must not be empty", { issues: [{ path: "query", message: "empty" }] });
+  }
+  if (query.length > MAX_QUERY_LENGTH) {
+    const message = `${query.length.toLocaleString("en-US")} characters long; at most ${MAX_QUERY_LENGTH.toLocaleString("en-US")} are allowed`;
+    throw new ValidationError("INVALID_PARAMETER", `query is ${message}`, { issues: [{ path: "query", message }], hint: "Search with the passage that matters most." });
   }
   const limit = integerIn("limit", params.limit, DEFAULT_LIMIT, 1, MAX_LIMIT);
   const offset = integerIn("offset", params.offset, 0, 0, MAX_RESULTS - 1);

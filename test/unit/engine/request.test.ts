@@ -15,6 +15,11 @@ describe("parseSearchParams", () => {
       filter: null,
     });
   });
+  it("takes a query of up to 10,000 characters (after trimming) and refuses a longer one, naming its length", () => {
+    expect(parseSearchParams({ query: ` ${"a".repeat(10_000)} ` }).query).toHaveLength(10_000);
+    expect(() => parseSearchParams({ query: "a".repeat(10_001) })).toThrow(expect.objectContaining({ code: "INVALID_PARAMETER", message: "query is 10,001 characters long; at most 10,000 are allowed", issues: [expect.objectContaining({ path: "query" })] }));
+    expect(() => parseSearchParams({ query: "a".repeat(10_001) })).toThrow(ValidationError);
+  });
   it("parses the filter, and refuses a malformed one before any search", () => {
     expect(parseSearchParams({ query: "q", filter: "price:>1" }).filter).toMatchObject({ kind: "compare", op: ">" });
     expect(parseSearchParams({ query: "q", filter: " " }).filter).toBeNull();
