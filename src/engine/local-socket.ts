@@ -70,11 +70,20 @@ function socketDir(): string {
   return path.join(os.tmpdir(), `semsearch-${uid}`);
 }
 
-/** The socket (or pipe) a server of this project listens on. Short enough for any platform's limit. */
+/** Longest socket path used, in bytes: under every platform's limit (104 on macOS, 108 on Linux, with its NUL). */
+const MAX_SOCKET_PATH_BYTES = 100;
+
+/**
+ * The socket (or pipe) a server of this project listens on. Where the usual directory would make the
+ * path too long for a socket (a long TMPDIR), /tmp/semsearch-<uid> is used instead: a longer path
+ * would be cut short by the system, and two projects could share one socket.
+ */
 export function localSocketPath(projectDir: string): string {
   const hash = createHash("sha256").update(realProjectPath(projectDir)).digest("hex").slice(0, 24);
   if (process.platform === "win32") return `\\\\.\\pipe\\semsearch-${hash}`;
-  return path.join(socketDir(), `${hash}.sock`);
+  const usual = path.join(socketDir(), `${hash}.sock`);
+  if (Buffer.byteLength(usual) <= MAX_SOCKET_PATH_BYTES) return usual;
+  return path.join("/tmp", `semsearch-${typeof process.getuid === "function" ? process.getuid() : "user"}`, `${hash}.sock`);
 }
 
 /**
@@ -91,9 +100,17 @@ export function socketDirIsPrivate(socketPath: string): boolean {
   }
 }
 
-/** Creates the socket directory for a server (mode 0700); false when it exists but is not private. */
+/**
+ * Creates the socket directory for a server (mode 0700) in its existing parent (the runtime or
+ * temporary directory; not recursively, which loops for ever under /proc in Node 20); false when it
+ * exists but is not private. Throws when it cannot be made.
+ */
 export function prepareSocketDir(socketPath: string): boolean {
   if (process.platform === "win32") return true;
-  mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(path.dirname(socketPath), { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
   return socketDirIsPrivate(socketPath);
 }

@@ -178,7 +178,12 @@ export async function startLocalChannel(engine: Engine, options: LocalChannelOpt
   // A connection that cannot be accepted (out of file descriptors) is dropped, and its client runs the
   // command itself; an 'error' event with no listener would end the whole server.
   server.on("error", () => {});
-  if (process.platform !== "win32") chmodSync(socketPath, 0o600); // its directory is private too
+  try {
+    if (process.platform !== "win32") chmodSync(socketPath, 0o600); // its directory is private too
+  } catch (error) {
+    server.close();
+    return { reason: `cannot set the permissions of ${socketPath} (${(error as NodeJS.ErrnoException).code ?? String(error)})` };
+  }
   return {
     socketPath,
     close: () =>
@@ -198,6 +203,9 @@ const ACK_LINE = `${JSON.stringify({ v: LOCAL_PROTOCOL, ack: true })}\n`;
 
 /** Connections open at once; a client turned away runs the command in its own process. */
 const MAX_CONNECTIONS = 128;
+
+/** Requests a connection may have waiting; the CLI sends one at a time, so more is a flood (the connection is closed). */
+const MAX_QUEUED_LINES = 64;
 
 /** A connection with no request for this long is closed (an interactive session left open, say). */
 const IDLE_MS = 10 * 60_000;
@@ -221,7 +229,8 @@ function serveConnection(engine: Engine, socket: Socket, options: LocalChannelOp
   connections.set(socket, connection);
   socket.on("close", () => connections.delete(socket));
   socket.on("error", () => socket.destroy());
-  socket.setTimeout(IDLE_MS, () => socket.end());
+  // destroy, not end: a client that stopped reading would keep an ended socket open for ever
+  socket.setTimeout(IDLE_MS, () => socket.destroy());
   const partial: string[] = [];
   let partialBytes = 0;
 
@@ -255,12 +264,19 @@ function serveConnection(engine: Engine, socket: Socket, options: LocalChannelOp
     let from = 0;
     for (let newline = chunk.indexOf("\n"); newline >= 0; newline = chunk.indexOf("\n", from)) {
       partial.push(chunk.slice(from, newline));
-      connection.lines.push(partial.join(""));
-      // Received: the client now waits for the answer however long it takes, not just a moment.
-      socket.write(ACK_LINE);
+      const line = partial.join("");
       partial.length = 0;
       partialBytes = 0;
       from = newline + 1;
+      if (line.trim() === "") continue; // blank lines are no requests: not queued, not acknowledged
+      if (connection.lines.length >= MAX_QUEUED_LINES) {
+        // a client sends one request at a time: this one floods
+        socket.destroy();
+        return;
+      }
+      connection.lines.push(line);
+      // Received: the client now waits for the answer however long it takes, not just a moment.
+      socket.write(ACK_LINE);
     }
     if (from < chunk.length) {
       const rest = chunk.slice(from);

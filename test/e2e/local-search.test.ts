@@ -147,6 +147,17 @@ describe("searches answered by a running server", () => {
     expect((await runCli(["--project", project, "--json", "index", "get", "articles", "--in-process"])).exitCode).toBe(0);
     const huge = await raw(socket, "x".repeat(2 * 1024 * 1024));
     expect(answerOf(huge).error.code).toBe("BAD_REQUEST");
+    // blank lines are not requests; a client with more than 64 requests waiting is cut off
+    expect(await raw(socket, "\n".repeat(64 * 1024), 500)).toBe("");
+    // a client that sends 200 requests at once and never reads: cut off, or held to one answer at a
+    // time by backpressure; either way the server goes on answering others
+    const flooder = createConnection(socket);
+    flooder.on("error", () => {});
+    flooder.write(`${JSON.stringify({ v: 1, version: VERSION, op: "listIndexes", args: [] })}\n`.repeat(200));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const meanwhile = await search(["--json", "energy"]);
+    expect(meanwhile.exitCode, meanwhile.stderr).toBe(0);
+    flooder.destroy();
     // a client that ends its side after sending still gets its answer
     const halfClosed = await new Promise<string>((resolve, reject) => {
       const client = createConnection(socket);

@@ -60,8 +60,9 @@ export function parseSearchParams(params: SearchParams): SearchRequest {
   if (query === "") {
     throw new ValidationError("INVALID_PARAMETER", "query must not be empty", { issues: [{ path: "query", message: "empty" }] });
   }
-  if (query.length > MAX_QUERY_LENGTH) {
-    const message = `${query.length.toLocaleString("en-US")} characters long; at most ${MAX_QUERY_LENGTH.toLocaleString("en-US")} are allowed`;
+  const characters = query.length > MAX_QUERY_LENGTH ? [...query].length : query.length; // code points, not UTF-16 units
+  if (characters > MAX_QUERY_LENGTH) {
+    const message = `${characters.toLocaleString("en-US")} characters long; at most ${MAX_QUERY_LENGTH.toLocaleString("en-US")} are allowed`;
     throw new ValidationError("INVALID_PARAMETER", `query is ${message}`, { issues: [{ path: "query", message }], hint: "Search with the passage that matters most." });
   }
   const limit = integerIn("limit", params.limit, DEFAULT_LIMIT, 1, MAX_LIMIT);

@@ -23,6 +23,20 @@ describe("the local socket's place", () => {
     expect(localSocketPath(path.join(dir, "other"))).not.toBe(socket);
   });
 
+  it("is in /tmp when the usual directory would make it too long for a socket (a long TMPDIR)", () => {
+    process.env.XDG_RUNTIME_DIR = path.join(tempDir(), "x".repeat(90));
+    const socket = localSocketPath("/some/project");
+    expect(Buffer.byteLength(socket)).toBeLessThanOrEqual(100);
+    expect(socket.startsWith(`/tmp/semsearch-`)).toBe(true);
+  });
+
+  it("is not made where its parent is missing or not a directory: an error, not a loop", () => {
+    process.env.XDG_RUNTIME_DIR = path.join(tempDir(), "missing");
+    expect(() => prepareSocketDir(localSocketPath("/some/project"))).toThrow(expect.objectContaining({ code: "ENOENT" }));
+    process.env.XDG_RUNTIME_DIR = "/proc/1";
+    expect(() => prepareSocketDir(localSocketPath("/some/project"))).toThrow();
+  });
+
   it("is short enough for any platform's socket path limit, however deep the project", () => {
     const deep = path.join(tempDir(), "a".repeat(200), "b".repeat(200));
     expect(Buffer.byteLength(localSocketPath(deep))).toBeLessThan(104);

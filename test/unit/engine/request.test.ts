@@ -19,6 +19,9 @@ describe("parseSearchParams", () => {
     expect(parseSearchParams({ query: ` ${"a".repeat(10_000)} ` }).query).toHaveLength(10_000);
     expect(() => parseSearchParams({ query: "a".repeat(10_001) })).toThrow(expect.objectContaining({ code: "INVALID_PARAMETER", message: "query is 10,001 characters long; at most 10,000 are allowed", issues: [expect.objectContaining({ path: "query" })] }));
     expect(() => parseSearchParams({ query: "a".repeat(10_001) })).toThrow(ValidationError);
+    // characters, not UTF-16 units: 10,000 emoji pass, 10,001 do not
+    expect(parseSearchParams({ query: "😀".repeat(10_000) }).query).toHaveLength(20_000);
+    expect(() => parseSearchParams({ query: "😀".repeat(10_001) })).toThrow(expect.objectContaining({ message: "query is 10,001 characters long; at most 10,000 are allowed" }));
   });
   it("parses the filter, and refuses a malformed one before any search", () => {
     expect(parseSearchParams({ query: "q", filter: "price:>1" }).filter).toMatchObject({ kind: "compare", op: ">" });
