@@ -57,13 +57,18 @@ function searchParams(given: unknown): SearchParams {
   return params as unknown as SearchParams;
 }
 
-/** The argument types of each operation. */
-const SIGNATURES: Record<LocalOperation, readonly ("string" | "number" | "params")[]> = {
-  search: ["string", "params"],
-  listIndexes: [],
-  getIndex: ["string"],
-  getObject: ["string"],
-  listObjects: ["number", "number"],
+type ArgType = "string" | "number" | "params";
+
+/**
+ * Each operation: its arguments' types (each is the engine method of the same name) and the path of
+ * the HTTP route doing the same, for the access log.
+ */
+const OPERATIONS: Record<LocalOperation, { args: readonly ArgType[]; path: (id: string) => string }> = {
+  search: { args: ["string", "params"], path: (id) => `/v1/indexes/${id}/search` },
+  listIndexes: { args: [], path: () => "/v1/indexes" },
+  getIndex: { args: ["string"], path: (id) => `/v1/indexes/${id}` },
+  getObject: { args: ["string"], path: (id) => `/v1/objects/${id}` },
+  listObjects: { args: ["number", "number"], path: () => "/v1/objects" },
 };
 
 export interface LocalCall {
@@ -86,7 +91,7 @@ export function localCall(line: string, version: string): LocalCall {
   }
   const op = envelope.op;
   if (typeof op !== "string" || !(LOCAL_OPERATIONS as readonly string[]).includes(op)) throw new UsageError("BAD_REQUEST", "The local request names no known operation");
-  const signature = SIGNATURES[op as LocalOperation];
+  const signature = OPERATIONS[op as LocalOperation].args;
   const given = envelope.args;
   if (!Array.isArray(given) || given.length !== signature.length) throw new UsageError("BAD_REQUEST", `The local ${op} takes ${signature.length} arguments`);
   const args = signature.map((type, i) => {
@@ -97,39 +102,14 @@ export function localCall(line: string, version: string): LocalCall {
   return { op: op as LocalOperation, args };
 }
 
-/** The engine's answer to a call. */
+/** The engine's answer to a call: the engine method the operation is named after. */
 function perform(engine: Engine, { op, args }: LocalCall): Promise<unknown> {
-  switch (op) {
-    case "search":
-      return engine.search(args[0] as string, args[1] as SearchParams);
-    case "listIndexes":
-      return engine.listIndexes();
-    case "getIndex":
-      return engine.getIndex(args[0] as string);
-    case "getObject":
-      return engine.getObject(args[0] as string);
-    case "listObjects":
-      return engine.listObjects(args[0] as number, args[1] as number);
-  }
+  return (engine[op] as (...a: unknown[]) => Promise<unknown>).apply(engine, args);
 }
 
-/** The path of the HTTP route doing the same, for the access log. */
+/** The access log's path for a call ("-" for a request that named none). */
 function loggedPath(call: LocalCall | null): string {
-  const id = (i: number) => logSegment(call?.args[i]);
-  switch (call?.op) {
-    case "search":
-      return `/v1/indexes/${id(0)}/search`;
-    case "listIndexes":
-      return "/v1/indexes";
-    case "getIndex":
-      return `/v1/indexes/${id(0)}`;
-    case "getObject":
-      return `/v1/objects/${id(0)}`;
-    case "listObjects":
-      return "/v1/objects";
-    default:
-      return "-";
-  }
+  return call ? OPERATIONS[call.op].path(logSegment(call.args[0])) : "-";
 }
 
 /** Whether a server answers on `socketPath` (then a second server of the project leaves it be). */

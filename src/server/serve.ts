@@ -80,15 +80,15 @@ export async function startServer(engine: Engine, options: ServeOptions): Promis
   const shuttingDown = () => jsonResponse(errorBody(new RequestRefusedError(503, "SHUTTING_DOWN", "The server is stopping")), 503, { "Retry-After": "1", connection: "close" });
   // Requests counted while the engine works on them, whether or not their client is still there.
   let inFlight = 0;
-  const fetch = async (request: Request, env: unknown) => {
-    if (stopping) return shuttingDown();
+  const counted = async <T>(work: () => Promise<T>): Promise<T> => {
     inFlight++;
     try {
-      return await app.fetch(request, env);
+      return await work();
     } finally {
       inFlight--;
     }
   };
+  const fetch = async (request: Request, env: unknown) => (stopping ? shuttingDown() : counted(async () => app.fetch(request, env)));
   const server = createAdaptorServer({
     fetch,
     overrideGlobalObjects: false,
@@ -107,14 +107,9 @@ export async function startServer(engine: Engine, options: ServeOptions): Promis
   if (options.localSocket !== undefined) {
     local = await startLocalChannel(engine, {
       socketPath: options.localSocket,
-      run: async (search) => {
+      run: (work) => {
         if (stopping) throw new RequestRefusedError(503, "SHUTTING_DOWN", "The server is stopping");
-        inFlight++;
-        try {
-          return await gate.run(search);
-        } finally {
-          inFlight--;
-        }
+        return counted(() => gate.run(work));
       },
       classify: (caught) => classify(caught, options.onServerError),
       version: options.version ?? "0.0.0",

@@ -151,7 +151,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
 export async function warmUp(ctx: EngineContext): Promise<void> {
   if (!ctx.project.exists()) return;
   await ctx.store();
-  const specs = new Map(ctx.project.indexes().map((index) => [JSON.stringify(indexModel(index)), indexModel(index)]));
+  const specs = new Map(ctx.project.indexes().map((index) => indexModel(index)).map((spec) => [JSON.stringify(spec), spec]));
   for (const spec of specs.values()) {
     try {
       await (await loadModel(spec)).embedTexts(["warm up"], "query");
