@@ -49,7 +49,7 @@ describe("dependency direction", () => {
     ["@valibot/to-json-schema", "src/server/openapi.ts"],
     ["@lancedb/lancedb", "src/engine/store/lancedb.ts"],
     ["apache-arrow", "src/engine/store/lancedb.ts"],
-    ["@tensorflow/tfjs-core", "src/engine/embedding/use.ts"],
+    ["onnxruntime-node", "src/engine/embedding/use.ts"],
     ["@huggingface/transformers", "src/engine/embedding/transformers.ts"],
     ["sharp", "src/engine/images/decode.ts"],
   ])("%s has one importer", (dependency, owner) => {

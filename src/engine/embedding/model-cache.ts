@@ -10,13 +10,15 @@
  */
 import { createHash } from "node:crypto";
 import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, type Stats } from "node:fs";
-import { homedir } from "node:os";
 import path from "node:path";
 import * as v from "valibot";
 import { ConflictError, environmentError, EnvironmentError, InternalError, SemsearchError, systemErrorCode } from "../errors.js";
 import { describeHolder, lockHolder, tryLock } from "../lock.js";
 import { readState, writeState } from "../state-files.js";
 import { hashedFiles, TOKENIZER_FILES, type ModelSpec } from "./model-spec.js";
+import { modelsDir } from "./models-dir.js";
+
+export { modelsDir };
 
 const MODELS_HINT = "Check the permissions of the models folder, or set SEMSEARCH_MODELS to a folder you can write.";
 
@@ -67,16 +69,6 @@ export const HUB_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}\/[A-Za-z0-9][A-Za-z0-9_.
 
 export function isHubId(value: string): boolean {
   return HUB_ID.test(value) && !value.includes("..");
-}
-
-/** The models cache directory. */
-export function modelsDir(): string {
-  const configured = process.env.SEMSEARCH_MODELS;
-  if (configured) return path.resolve(configured);
-  const home = homedir();
-  if (process.platform === "darwin") return path.join(home, "Library", "Caches", "semsearch", "models");
-  if (process.platform === "win32") return path.join(process.env.LOCALAPPDATA ?? path.join(home, "AppData", "Local"), "semsearch", "models");
-  return path.join(process.env.XDG_CACHE_HOME || path.join(home, ".cache"), "semsearch", "models");
 }
 
 /** The folder of one downloaded revision of a hub model. */

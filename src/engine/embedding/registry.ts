@@ -38,7 +38,7 @@ export function loadModel(spec: ModelSpec, threads = 1): Promise<EmbeddingProvid
   if (!provider) {
     provider =
       spec.source === "bundled"
-        ? import("./use.js").then((use) => use.loadUniversalSentenceEncoder())
+        ? import("./use.js").then((use) => use.loadUniversalSentenceEncoder(threads))
         : import("./transformers.js").then((hf) => hf.loadTransformersModel(spec, threads));
     // A failed load (a missing model, say) is not remembered: the next call tries again.
     provider.catch(() => loaded.delete(key));

@@ -24,22 +24,43 @@ function newNode(): TrieNode {
 
 export class UnigramTokenizer {
   private readonly root: TrieNode = newNode();
+  /**
+   * Pieces by their first symbol, not yet in the trie: each branch of the trie is built when a text
+   * first has its symbol, so a short query builds a few branches instead of all (a cold search).
+   */
+  private readonly unbuilt = new Map<string, number[]>();
 
-  constructor(vocabulary: Vocabulary) {
+  constructor(private readonly vocabulary: Vocabulary) {
     for (let id = RESERVED_IDS; id < vocabulary.length; id++) {
-      const [piece, score] = vocabulary[id] as readonly [string, number];
-      let node = this.root;
-      for (const symbol of piece) {
-        let child = node.children.get(symbol);
-        if (!child) {
-          child = newNode();
-          node.children.set(symbol, child);
-        }
-        node = child;
-      }
-      node.id = id;
-      node.score = score;
+      const [piece] = vocabulary[id] as readonly [string, number];
+      const first = String.fromCodePoint(piece.codePointAt(0) ?? 0);
+      const ids = this.unbuilt.get(first);
+      if (ids) ids.push(id);
+      else this.unbuilt.set(first, [id]);
     }
+  }
+
+  /** The trie's branch for texts starting with `symbol`, built on first use. */
+  private branch(symbol: string): TrieNode | undefined {
+    const ids = this.unbuilt.get(symbol);
+    if (ids) {
+      this.unbuilt.delete(symbol);
+      for (const id of ids) {
+        const [piece, score] = this.vocabulary[id] as readonly [string, number];
+        let node = this.root;
+        for (const part of piece) {
+          let child = node.children.get(part);
+          if (!child) {
+            child = newNode();
+            node.children.set(part, child);
+          }
+          node = child;
+        }
+        node.id = id;
+        node.score = score;
+      }
+    }
+    return this.root.children.get(symbol);
   }
 
   /** Token ids of a text (NFKC-normalised, spaces marked as word starts). */
@@ -58,7 +79,7 @@ export class UnigramTokenizer {
       let node: TrieNode | undefined = this.root;
       let matched = false;
       for (let end = start; end < n && node; end++) {
-        node = node.children.get(symbols[end] as string);
+        node = end === start ? this.branch(symbols[end] as string) : node.children.get(symbols[end] as string);
         if (node && node.id >= 0) {
           matched = true;
           const score = base + node.score;

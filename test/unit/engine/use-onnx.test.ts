@@ -1,0 +1,75 @@
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadUniversalSentenceEncoder } from "../../../src/engine/embedding/use.js";
+
+const reference = JSON.parse(readFileSync(new URL("../../../fixtures/use-reference/vectors.json", import.meta.url), "utf8")) as { texts: string[]; vectors: number[][] };
+
+function farthest(actual: Float32Array[], expected: number[][]): { maxDiff: number; minCosine: number } {
+  let maxDiff = 0;
+  let minCosine = 1;
+  actual.forEach((vector, i) => {
+    const want = expected[i] as number[];
+    let dot = 0;
+    vector.forEach((x, d) => {
+      maxDiff = Math.max(maxDiff, Math.abs(x - (want[d] as number)));
+      dot += x * (want[d] as number);
+    });
+    minCosine = Math.min(minCosine, dot);
+  });
+  return { maxDiff, minCosine };
+}
+
+const compiledFiles = (dir: string) => readdirSync(path.join(dir, "compiled")).filter((name) => name.endsWith(".ort"));
+
+describe("the bundled model on onnxruntime", () => {
+  const saved = process.env.SEMSEARCH_MODELS;
+  let models: string;
+  beforeAll(() => {
+    models = mkdtempSync(path.join(tmpdir(), "semsearch-use-"));
+    process.env.SEMSEARCH_MODELS = models;
+  });
+  afterAll(() => {
+    if (saved === undefined) delete process.env.SEMSEARCH_MODELS;
+    else process.env.SEMSEARCH_MODELS = saved;
+  });
+
+  it("gives TensorFlow.js's vectors (converted in memory, then from the compiled copy it saved)", async () => {
+    const converted = await loadUniversalSentenceEncoder();
+    expect(farthest(await converted.embedTexts(reference.texts), reference.vectors).maxDiff).toBeLessThan(2e-6);
+    await converted.dispose();
+    expect(compiledFiles(models)).toHaveLength(1);
+
+    const compiled = await loadUniversalSentenceEncoder();
+    const { maxDiff, minCosine } = farthest(await compiled.embedTexts(reference.texts), reference.vectors);
+    expect(maxDiff).toBeLessThan(2e-6);
+    expect(minCosine).toBeGreaterThan(0.99999);
+    await compiled.dispose();
+  });
+
+  it("a damaged compiled copy is replaced, and the model still loads", async () => {
+    const [name] = compiledFiles(models);
+    const file = path.join(models, "compiled", name as string);
+    const size = statSync(file).size;
+    writeFileSync(file, "not a model");
+    const model = await loadUniversalSentenceEncoder();
+    expect(farthest(await model.embedTexts(reference.texts.slice(0, 3)), reference.vectors).maxDiff).toBeLessThan(2e-6);
+    await model.dispose();
+    expect(statSync(file).size).toBe(size);
+    expect(readdirSync(path.join(models, "compiled")).filter((entry) => entry.endsWith(".tmp"))).toEqual([]);
+  });
+
+  it("a models folder that cannot be written costs the cache, not the model", async () => {
+    const blocker = path.join(models, "a-file");
+    writeFileSync(blocker, "");
+    process.env.SEMSEARCH_MODELS = path.join(blocker, "models");
+    try {
+      const model = await loadUniversalSentenceEncoder();
+      expect(farthest(await model.embedTexts(reference.texts.slice(0, 2)), reference.vectors).maxDiff).toBeLessThan(2e-6);
+      await model.dispose();
+    } finally {
+      process.env.SEMSEARCH_MODELS = models;
+    }
+  });
+});
