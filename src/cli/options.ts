@@ -38,7 +38,8 @@ export function projectDir(options: GlobalOptions): string {
 }
 
 export function openEngine(options: GlobalOptions, dir = projectDir(options)): Engine {
-  return new Engine({ projectDir: dir, onWarning: (warning) => warn(options, warning) });
+  // A command answers and exits: a search's model loads in a thread beside the database's opening.
+  return new Engine({ projectDir: dir, onWarning: (warning) => warn(options, warning), queryThread: true });
 }
 
 /**

@@ -1,20 +1,49 @@
 /** What every engine operation works on: the project directory and its database, opened lazily. */
+import type { EmbeddingPool } from "./embedding/pool.js";
+import type { ModelSpec } from "./embedding/model-spec.js";
 import type { Warning } from "./errors.js";
 import { interruptedWorkPending, recoverInterrupted } from "./journals.js";
 import { Project } from "./project.js";
 import { LanceStore } from "./store/lancedb.js";
 
+export interface ContextOptions {
+  /** Receives problems that do not fail the operation (engine code never prints): the CLI writes them to stderr. */
+  warn?: (warning: Warning) => void;
+  /** Queries are embedded by a model loaded in a thread of its own (see EngineOptions.queryThread). */
+  queryThread?: boolean;
+}
+
 export class EngineContext {
   private storePromise: Promise<LanceStore> | undefined;
+  private readonly queryPools = new Map<string, Promise<EmbeddingPool>>();
+  readonly warn: (warning: Warning) => void;
+  private readonly queryThread: boolean;
 
-  /**
-   * @param warn receives problems that do not fail the operation (engine code never prints):
-   *   the CLI writes them to stderr.
-   */
   constructor(
     readonly project: Project,
-    readonly warn: (warning: Warning) => void = () => {},
-  ) {}
+    options: ContextOptions = {},
+  ) {
+    this.warn = options.warn ?? (() => {});
+    this.queryThread = options.queryThread ?? false;
+  }
+
+  /**
+   * A query's vector, by the model `spec`: in this thread (the model stays loaded for the next
+   * query), or by a thread of its own that loads the model while this one opens the database.
+   */
+  async embedQuery(spec: ModelSpec, query: string): Promise<Float32Array> {
+    if (!this.queryThread) {
+      const { loadModel } = await import("./embedding/registry.js");
+      return (await (await loadModel(spec)).embedTexts([query], "query"))[0] as Float32Array;
+    }
+    const key = JSON.stringify(spec);
+    let pool = this.queryPools.get(key);
+    if (!pool) {
+      pool = import("./embedding/pool.js").then(({ createThreadPool }) => createThreadPool(spec, 1, { unrefIdle: true }));
+      this.queryPools.set(key, pool);
+    }
+    return (await (await pool).embed([query], "query"))[0] as Float32Array;
+  }
 
   /**
    * The project database; creates the project layout on first use. Work left half-done by a dead
@@ -47,5 +76,8 @@ export class EngineContext {
   async close(): Promise<void> {
     if (this.storePromise) (await this.storePromise).close();
     this.storePromise = undefined;
+    const pools = [...this.queryPools.values()];
+    this.queryPools.clear();
+    await Promise.all(pools.map(async (pool) => (await pool).close()));
   }
 }

@@ -60,6 +60,12 @@ export interface EngineOptions {
    * is still building, a background worker could not be started, a named field no object has.
    */
   onWarning?: (warning: Warning) => void;
+  /**
+   * Embed queries in a thread of their own, where the model loads while this thread opens the
+   * database (a cold search on two or more cores), instead of in this thread. For processes that
+   * answer a few searches and exit (the CLI); a server keeps its models loaded in process.
+   */
+  queryThread?: boolean;
 }
 
 export interface WorkerStatus {
@@ -80,7 +86,10 @@ export class Engine {
     if (/[\u0000-\u001f\u007f]/.test(options.projectDir ?? "")) {
       throw new UsageError("INVALID_PROJECT", `The project path ${JSON.stringify(options.projectDir)} holds a control character (a newline, say)`, { hint: "Use a project path without control characters." });
     }
-    this.ctx = new EngineContext(new Project(path.resolve(options.projectDir ?? DEFAULT_PROJECT_DIR)), options.onWarning);
+    this.ctx = new EngineContext(new Project(path.resolve(options.projectDir ?? DEFAULT_PROJECT_DIR)), {
+      ...(options.onWarning ? { warn: options.onWarning } : {}),
+      ...(options.queryThread ? { queryThread: true } : {}),
+    });
     this.now = options.now ?? (() => new Date());
   }
 

@@ -1,7 +1,7 @@
 /**
  * How the worker uses every core to embed, chosen by measurement (`npm run bench:models`, 2 cores):
- * - models that embed one text at a time — the bundled model (TensorFlow.js on WebAssembly, single-
- *   threaded) and q8 ONNX models (one window per call, see transformers.ts) — get a pool of threads,
+ * - models that embed one text at a time — the bundled model (one window per call, on onnxruntime) and
+ *   q8 ONNX models (one window per call, see transformers.ts) — get a pool of threads,
  *   one per core, each with its own single-threaded copy: chunks of texts go to whichever thread is
  *   free and results come back in input order (q8: 420 texts/s, against 275 for one session with 2
  *   onnxruntime threads, whose small matrix products parallelise poorly);
@@ -17,6 +17,7 @@ import { Worker } from "node:worker_threads";
 import { errorFromPayload, InternalError, type ErrorPayload } from "../errors.js";
 import type { ImageOutcome, ImageRef } from "../images/pipeline.js";
 import type { ModelSpec } from "./model-spec.js";
+import type { EmbedRole } from "./provider.js";
 import { loadModel } from "./registry.js";
 
 /** Texts (or images) sent to a thread at a time: small enough to balance, large enough to amortise messaging. */
@@ -25,8 +26,8 @@ const CHUNK = 8;
 /** HTTP image requests in flight at once, in all threads together. */
 const IMAGE_REQUESTS = 8;
 
-/** What a thread is asked: texts to embed, or image references to fetch, decode and embed. */
-type Work = { texts: string[] } | { images: ImageRef[] };
+/** What a thread is asked: texts to embed (as documents unless told), or image references to fetch, decode and embed. */
+type Work = { texts: string[]; role?: EmbedRole } | { images: ImageRef[] };
 
 interface Task {
   work: Work;
@@ -37,11 +38,14 @@ interface Task {
 interface Slot {
   worker: Worker;
   busy: Task | null;
+  /** The thread has loaded its model (or failed to): until then it must not be stopped (see close). */
+  loaded: Promise<void>;
+  isLoaded: boolean;
 }
 
 export interface EmbeddingPool {
   readonly threads: number;
-  embed(texts: readonly string[]): Promise<Float32Array[]>;
+  embed(texts: readonly string[], role?: EmbedRole): Promise<Float32Array[]>;
   /** CLIP models: fetches, decodes and embeds images, a vector or a reason for each, in order. */
   embedImages?(refs: readonly ImageRef[]): Promise<ImageOutcome[]>;
   close(): Promise<void>;
@@ -50,6 +54,12 @@ export interface EmbeddingPool {
 export interface PoolOptions {
   /** Where images downloaded over HTTP are cached (CLIP models; null: no cache). */
   imageCache?: string | null;
+  /**
+   * Idle threads with their model loaded do not keep the process alive (a one-shot command's query
+   * thread). A thread still loading does: a thread stopped inside onnxruntime's model loading
+   * aborts or hangs the process.
+   */
+  unrefIdle?: boolean;
 }
 
 /** Threads to use: SEMSEARCH_THREADS, else one per available core. */
@@ -73,8 +83,8 @@ export function createSessionPool(model: ModelSpec, threads = defaultThreadCount
   provider.catch(() => {}); // reported by embed()
   return {
     threads,
-    async embed(texts) {
-      return (await provider).embedTexts(texts);
+    async embed(texts, role) {
+      return (await provider).embedTexts(texts, role);
     },
     async close() {
       // The session stays loaded for this process (the registry shares it); it ends with the process.
@@ -93,6 +103,7 @@ export function createThreadPool(model: ModelSpec, threads = defaultThreadCount(
       if (slot.busy || queue.length === 0) continue;
       const task = queue.shift() as Task;
       slot.busy = task;
+      if (options.unrefIdle) slot.worker.ref();
       slot.worker.postMessage({ id: 0, ...task.work });
     }
   };
@@ -101,10 +112,22 @@ export function createThreadPool(model: ModelSpec, threads = defaultThreadCount(
     // HTTP requests at once are shared among the threads (8 in all, at least one each).
     const imageConcurrency = Math.max(1, Math.floor(IMAGE_REQUESTS / threads));
     const worker = new Worker(new URL("./embed-thread.js", import.meta.url), { workerData: { model, imageCache: options.imageCache ?? null, imageConcurrency } });
-    const slot: Slot = { worker, busy: null };
-    worker.on("message", (message: { outcomes?: ImageOutcome[]; error?: ErrorPayload }) => {
+    let markLoaded = () => {};
+    const slot: Slot = { worker, busy: null, loaded: new Promise((resolve) => (markLoaded = resolve)), isLoaded: false };
+    const loaded = () => {
+      slot.isLoaded = true;
+      markLoaded();
+      if (options.unrefIdle && !slot.busy) worker.unref();
+    };
+    worker.on("exit", loaded);
+    worker.on("message", (message: { loaded?: true; outcomes?: ImageOutcome[]; error?: ErrorPayload }) => {
+      if (message.loaded) {
+        loaded();
+        return;
+      }
       const task = slot.busy;
       slot.busy = null;
+      if (options.unrefIdle && slot.isLoaded) worker.unref();
       if (task) {
         if (message.error) task.reject(errorFromPayload(message.error));
         else task.resolve(message.outcomes as ImageOutcome[]);
@@ -133,12 +156,18 @@ export function createThreadPool(model: ModelSpec, threads = defaultThreadCount(
 
   return {
     threads,
-    async embed(texts) {
-      return (await run((start, end) => ({ texts: texts.slice(start, end) }), texts.length)) as Float32Array[];
+    async embed(texts, role) {
+      return (await run((start, end) => ({ texts: texts.slice(start, end), ...(role ? { role } : {}) }), texts.length)) as Float32Array[];
     },
     ...(model.kind === "clip" ? { embedImages: (refs: readonly ImageRef[]) => run((start, end) => ({ images: refs.slice(start, end) }), refs.length) } : {}),
     async close() {
-      await Promise.all(slots.map((slot) => slot.worker.terminate()));
+      // A thread is stopped once its model is loaded: stopped inside onnxruntime's loading, the process aborts.
+      await Promise.all(
+        slots.map(async (slot) => {
+          await slot.loaded;
+          await slot.worker.terminate();
+        }),
+      );
     },
   };
 }

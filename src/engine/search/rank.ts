@@ -22,6 +22,17 @@ export interface RankQuery {
   where?: string;
   /** rows the filter leaves, when a filter is given */
   filtered?: number;
+  /**
+   * The lexical part of `table`'s ranking (its top MAX_RESULTS under `where`), started before the
+   * query's vector was ready: a cold process runs it while the model loads.
+   */
+  lexical?: { table: string; rows: Promise<ScoredRow[]> };
+}
+
+/** The top `limit` lexical matches: the ones started early when they are these. */
+function lexicalRows(store: LanceStore, table: string, q: RankQuery, limit: number): Promise<ScoredRow[]> {
+  if (q.lexical && q.lexical.table === table && limit === MAX_RESULTS) return q.lexical.rows;
+  return store.textSearch(table, q.text, limit, q.where);
 }
 
 /** Where the vector part of a ranking comes from: a table's own vectors, or (image indexes) the best image of each object. */
@@ -75,7 +86,7 @@ export function bestPerObject(parts: readonly { object_id: string; score: number
 async function rankHybrid(store: LanceStore, table: string, q: RankQuery, lexicalLimit: number, rescoreDepth: number, vectors: VectorSource): Promise<Ranking> {
   const [vectorHits, lexicalHits] = await Promise.all([
     vectors.nearest(q.vector, vectorCandidates(q), q.where, smallSet(q)),
-    store.textSearch(table, q.text, lexicalLimit, q.where),
+    lexicalRows(store, table, q, lexicalLimit),
   ]);
   // Exact cosine for the top lexical matches that are not among the nearest, so the vector part
   // scores every strong candidate (see fuse.ts for the measurements behind this).
@@ -131,7 +142,7 @@ async function nearestPages(vectors: VectorSource, vector: Float32Array, want: n
 
 async function rankByMode(store: LanceStore, table: string, q: RankQuery, depth: number, vectors: VectorSource): Promise<Ranking> {
   if (q.mode === "lexical") {
-    const ranked = (await store.textSearch(table, q.text, depth, q.where)).sort(compareRanked);
+    const ranked = [...(await lexicalRows(store, table, q, depth))].sort(compareRanked);
     return { ranked, estimate: { total: ranked.length, exact: ranked.length < depth } };
   }
   if (q.mode === "vector") {

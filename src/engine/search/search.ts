@@ -24,6 +24,7 @@ import {
   type SegmentHit,
 } from "./highlights.js";
 import { compileFilter } from "./filters.js";
+import { MAX_RESULTS } from "./limits.js";
 import { paginate } from "./paginate.js";
 import { bestImageVectors, rankRows, type RankQuery } from "./rank.js";
 import { parseSearchParams, projectObject, type SearchMode, type SearchParams } from "./request.js";
@@ -83,7 +84,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const table = indexTableName(index.id);
   const mode = searchMode(index, request.mode);
   // Loading the model is most of a cold start: overlap it with opening the database.
-  const queryVector = loadModel(indexModel(index)).then((model) => model.embedTexts([request.query], "query"));
+  const queryVector = ctx.embedQuery(indexModel(index), request.query);
   queryVector.catch(() => {});
   // One snapshot for the whole search: its queries read the same versions of the tables.
   const store = (await ctx.store()).snapshot();
@@ -95,7 +96,10 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const filtered = where === undefined ? undefined : await store.countRows(table, where);
   // (a filter that leaves rows already says the index has some)
   if (filtered === 0 || (filtered === undefined && (await store.countRows(table)) === 0)) return empty;
-  const [vector] = await queryVector;
+  // The lexical part needs no vector: in a cold process it runs while the model is still loading.
+  const lexical = mode === "vector" ? undefined : { table, rows: store.textSearch(table, request.query, MAX_RESULTS, where) };
+  lexical?.rows.catch(() => {});
+  const vector = await queryVector;
   const q: RankQuery = {
     mode,
     text: request.query,
@@ -105,6 +109,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
     limit: request.limit,
     where,
     filtered,
+    ...(lexical ? { lexical } : {}),
   };
   const image = isImageIndex(index.configuration);
   const { ranked: regular, estimate } = await rankRows(store, table, q, undefined, image ? bestImageVectors(store, imageTableName(index.id)) : undefined);

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { BUNDLED_SPEC, loadModel } from "../../../src/engine/embedding/registry.js";
 
@@ -40,6 +41,37 @@ describe("embedding pool", () => {
       const direct = await (await loadModel(BUNDLED_SPEC)).embedTexts(many);
       expect(pooled).toHaveLength(many.length);
       pooled.forEach((vector, i) => expect(cosine(vector, direct[i] as Float32Array)).toBeCloseTo(1, 5));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("a one-shot process's query thread: stopping it while its model loads, or leaving it idle, ends the process cleanly", () => {
+    // onnxruntime aborts the process when a thread is stopped inside its model loading: the pool waits for the load.
+    const pool = new URL("../../../dist/engine/embedding/pool.js", import.meta.url).href;
+    const registry = new URL("../../../dist/engine/embedding/registry.js", import.meta.url).href;
+    for (const [wait, close] of [[0, true], [80, true], [0, false], [80, false]] as const) {
+      const script = `
+        const { createThreadPool } = await import(${JSON.stringify(pool)});
+        const { BUNDLED_SPEC } = await import(${JSON.stringify(registry)});
+        const pool = createThreadPool(BUNDLED_SPEC, 1, { unrefIdle: true });
+        await new Promise((resolve) => setTimeout(resolve, ${wait}));
+        if (${close}) await pool.close();
+        process.stdout.write("done");
+      `;
+      const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 30_000 });
+      expect({ wait, close, status: run.status, signal: run.signal, stdout: run.stdout, stderr: run.stderr }).toEqual({ wait, close, status: 0, signal: null, stdout: "done", stderr: "" });
+    }
+  });
+
+  it("embeds a query with its role in a thread, as the in-thread model does", async () => {
+    const built = new URL("../../../dist/engine/embedding/pool.js", import.meta.url).href;
+    const { createThreadPool } = (await import(built)) as typeof import("../../../src/engine/embedding/pool.js");
+    const pool = createThreadPool(BUNDLED_SPEC, 1, { unrefIdle: true });
+    try {
+      const [threaded] = await pool.embed(["where do kittens sleep"], "query");
+      const [direct] = await (await loadModel(BUNDLED_SPEC)).embedTexts(["where do kittens sleep"], "query");
+      expect(cosine(threaded as Float32Array, direct as Float32Array)).toBeCloseTo(1, 6);
     } finally {
       await pool.close();
     }
