@@ -92,11 +92,8 @@ async function measure(spec: ModelSpec, label: string, count: number): Promise<R
   const pool = createThreadPool(spec, 2);
   const twoThreads = await rate(texts, (t) => pool.embed(t));
   await pool.close();
-  let oneSession: number | undefined;
-  if (spec.source !== "bundled") {
-    const wide = await loadModel(spec, 2);
-    oneSession = await rate(texts, (t) => wide.embedTexts(t));
-  }
+  const wide = await loadModel(spec, 2);
+  const oneSession = await rate(texts, (t) => wide.embedTexts(t));
   const latencies: number[] = [];
   for (const query of generateQueries(200, 5)) {
     const t0 = performance.now();
@@ -109,7 +106,7 @@ async function measure(spec: ModelSpec, label: string, count: number): Promise<R
     texts: texts.length,
     one_thread_per_s: oneThread,
     two_threads_per_s: twoThreads,
-    ...(oneSession === undefined ? {} : { one_session_two_threads_per_s: oneSession }),
+    one_session_two_threads_per_s: oneSession,
     ...(abstractsRate === undefined ? {} : { abstracts_one_thread_per_s: abstractsRate }),
     query_p50_ms: percentile(latencies, 50),
     query_p95_ms: percentile(latencies, 95),
