@@ -19,7 +19,7 @@ import { openEngine, projectDir, type GlobalOptions } from "./options.js";
 import { pkg } from "./package-info.js";
 
 /** The engine's reading operations; `imageThumbnail` always runs in this process. */
-export type Reader = Pick<Engine, LocalOperation | "imageThumbnail">;
+export type Reader = Pick<Engine, LocalOperation | "imageThumbnail" | "prepareSearch">;
 
 /**
  * Answers of a server that mean "run it yourself": it is stopping, busy or of another version, or it
@@ -155,6 +155,10 @@ export async function withReader<T>(options: GlobalOptions & { inProcess?: boole
     getObject: either("getObject"),
     listObjects: either("listObjects"),
     imageThumbnail: (objectId, identifier, size) => here().imageThumbnail(objectId, identifier, size),
+    // A search answered here loads its model from the start; one a server answers needs nothing here.
+    prepareSearch: (indexId) => {
+      if (!client) here().prepareSearch(indexId);
+    },
   };
   try {
     return await fn(reader);

@@ -1,7 +1,7 @@
 /** What every engine operation works on: the project directory and its database, opened lazily. */
 import type { EmbeddingPool } from "./embedding/pool.js";
 import type { ModelSpec } from "./embedding/model-spec.js";
-import type { Warning } from "./errors.js";
+import { InternalError, type Warning } from "./errors.js";
 import { interruptedWorkPending, recoverInterrupted } from "./journals.js";
 import { Project } from "./project.js";
 import { LanceStore } from "./store/lancedb.js";
@@ -18,6 +18,7 @@ export class EngineContext {
   private readonly queryPools = new Map<string, Promise<EmbeddingPool>>();
   readonly warn: (warning: Warning) => void;
   private readonly queryThread: boolean;
+  private closed = false;
 
   constructor(
     readonly project: Project,
@@ -32,17 +33,37 @@ export class EngineContext {
    * query), or by a thread of its own that loads the model while this one opens the database.
    */
   async embedQuery(spec: ModelSpec, query: string): Promise<Float32Array> {
-    if (!this.queryThread) {
+    const pool = this.queryPool(spec);
+    if (!pool) {
       const { loadModel } = await import("./embedding/registry.js");
       return (await (await loadModel(spec)).embedTexts([query], "query"))[0] as Float32Array;
     }
+    return (await (await pool).embed([query], "query"))[0] as Float32Array;
+  }
+
+  /** Whether queries are embedded in a thread of their own: a one-shot process, cold at its first search. */
+  get queriesInThread(): boolean {
+    return this.queryThread;
+  }
+
+  /** Starts loading the model a coming query embeds with (a query thread's engine only). */
+  prepareQuery(spec: ModelSpec): void {
+    if (this.closed) return;
+    this.queryPool(spec)?.catch(() => {});
+  }
+
+  /** The query thread of a model (started on first use), or null when queries are embedded in this thread. */
+  private queryPool(spec: ModelSpec): Promise<EmbeddingPool> | null {
+    if (!this.queryThread) return null;
+    // After close, nothing starts a thread: a prepared search that never ran must not outlive the engine.
+    if (this.closed) throw new InternalError("ENGINE_CLOSED", "The engine is closed");
     const key = JSON.stringify(spec);
     let pool = this.queryPools.get(key);
     if (!pool) {
-      pool = import("./embedding/pool.js").then(({ createThreadPool }) => createThreadPool(spec, 1, { unrefIdle: true }));
+      pool = import("./embedding/pool.js").then(({ createThreadPool }) => createThreadPool(spec, 1, { unrefIdle: true, fewTexts: true }));
       this.queryPools.set(key, pool);
     }
-    return (await (await pool).embed([query], "query"))[0] as Float32Array;
+    return pool;
   }
 
   /**
@@ -74,6 +95,7 @@ export class EngineContext {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     if (this.storePromise) (await this.storePromise).close();
     this.storePromise = undefined;
     const pools = [...this.queryPools.values()];

@@ -165,6 +165,18 @@ export class Engine {
     return page;
   }
 
+  /**
+   * Starts loading the model of an index's queries, for a search about to be made (an engine with
+   * `queryThread`; otherwise nothing). Never fails: the search reports an unknown index or a model
+   * that cannot be loaded.
+   */
+  prepareSearch(indexId: string): void {
+    void (async () => {
+      const [{ findIndex }, { indexModel }] = await Promise.all([import("./indexes.js"), import("./embedding/registry.js")]);
+      this.ctx.prepareQuery(indexModel(findIndex(this.ctx, indexId)));
+    })().catch(() => {});
+  }
+
   /** Loads the database and the models of the project's indexes ahead of their first search (for a server). */
   async warmUp(): Promise<void> {
     await (await searchModule()).warmUp(this.ctx);

@@ -107,6 +107,7 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
     warned ||= page.building !== undefined;
   };
   await withReader(options, async (searcher) => {
+    searcher.prepareSearch(indexId);
     try {
       if (mode === "interactive") {
         const { interactiveSearch } = await import("../interactive.js");

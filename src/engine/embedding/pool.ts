@@ -38,9 +38,10 @@ interface Task {
 interface Slot {
   worker: Worker;
   busy: Task | null;
-  /** The thread has loaded its model (or failed to): until then it must not be stopped (see close). */
-  loaded: Promise<void>;
-  isLoaded: boolean;
+  /** The thread has loaded its model (or failed to, or ended). */
+  loaded: boolean;
+  /** Called once the thread is loaded and not busy: only then may it be stopped (see close). */
+  onIdle: (() => void)[];
 }
 
 export interface EmbeddingPool {
@@ -60,6 +61,8 @@ export interface PoolOptions {
    * aborts or hangs the process.
    */
   unrefIdle?: boolean;
+  /** The threads will embed a query or two: their models load fast rather than for throughput (see LoadOptions). */
+  fewTexts?: boolean;
 }
 
 /** Threads to use: SEMSEARCH_THREADS, else one per available core. */
@@ -98,9 +101,11 @@ export function createThreadPool(model: ModelSpec, threads = defaultThreadCount(
   const slots: Slot[] = [];
   let failure: Error | null = null;
 
+  let closing = false;
+
   const dispatch = () => {
     for (const slot of slots) {
-      if (slot.busy || queue.length === 0) continue;
+      if (closing || slot.busy || queue.length === 0) continue;
       const task = queue.shift() as Task;
       slot.busy = task;
       if (options.unrefIdle) slot.worker.ref();
@@ -108,31 +113,37 @@ export function createThreadPool(model: ModelSpec, threads = defaultThreadCount(
     }
   };
 
+  /** Tells close() a thread may be stopped, once it is loaded and idle; an idle query thread lets the process end. */
+  const settle = (slot: Slot) => {
+    if (!slot.loaded || slot.busy) return;
+    if (options.unrefIdle) slot.worker.unref();
+    for (const resolve of slot.onIdle.splice(0)) resolve();
+  };
+
   for (let i = 0; i < threads; i++) {
     // HTTP requests at once are shared among the threads (8 in all, at least one each).
     const imageConcurrency = Math.max(1, Math.floor(IMAGE_REQUESTS / threads));
-    const worker = new Worker(new URL("./embed-thread.js", import.meta.url), { workerData: { model, imageCache: options.imageCache ?? null, imageConcurrency } });
-    let markLoaded = () => {};
-    const slot: Slot = { worker, busy: null, loaded: new Promise((resolve) => (markLoaded = resolve)), isLoaded: false };
-    const loaded = () => {
-      slot.isLoaded = true;
-      markLoaded();
-      if (options.unrefIdle && !slot.busy) worker.unref();
-    };
-    worker.on("exit", loaded);
+    const worker = new Worker(new URL("./embed-thread.js", import.meta.url), { workerData: { model, imageCache: options.imageCache ?? null, imageConcurrency, fewTexts: options.fewTexts === true } });
+    const slot: Slot = { worker, busy: null, loaded: false, onIdle: [] };
+    worker.on("exit", () => {
+      slot.loaded = true;
+      slot.busy = null;
+      settle(slot);
+    });
     worker.on("message", (message: { loaded?: true; outcomes?: ImageOutcome[]; error?: ErrorPayload }) => {
       if (message.loaded) {
-        loaded();
+        slot.loaded = true;
+        settle(slot);
         return;
       }
       const task = slot.busy;
       slot.busy = null;
-      if (options.unrefIdle && slot.isLoaded) worker.unref();
       if (task) {
         if (message.error) task.reject(errorFromPayload(message.error));
         else task.resolve(message.outcomes as ImageOutcome[]);
       }
       dispatch();
+      settle(slot);
     });
     worker.on("error", (error) => {
       failure = new InternalError("EMBEDDING_THREAD_FAILED", `embedding thread failed: ${error.message}`, { cause: error });
@@ -161,10 +172,17 @@ export function createThreadPool(model: ModelSpec, threads = defaultThreadCount(
     },
     ...(model.kind === "clip" ? { embedImages: (refs: readonly ImageRef[]) => run((start, end) => ({ images: refs.slice(start, end) }), refs.length) } : {}),
     async close() {
-      // A thread is stopped once its model is loaded: stopped inside onnxruntime's loading, the process aborts.
+      // A thread is stopped only when loaded and idle: stopped inside onnxruntime (loading the model,
+      // or running it), the process aborts. Work not yet begun is dropped.
+      closing = true;
+      const closed = new InternalError("EMBEDDING_POOL_CLOSED", "the embedding threads were stopped");
+      for (const task of queue.splice(0)) task.reject(closed);
       await Promise.all(
         slots.map(async (slot) => {
-          await slot.loaded;
+          await new Promise<void>((resolve) => {
+            slot.onIdle.push(resolve);
+            settle(slot);
+          });
           await slot.worker.terminate();
         }),
       );

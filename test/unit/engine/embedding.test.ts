@@ -1,4 +1,7 @@
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BUNDLED_SPEC, loadModel } from "../../../src/engine/embedding/registry.js";
 
@@ -46,20 +49,26 @@ describe("embedding pool", () => {
     }
   });
 
-  it("a one-shot process's query thread: stopping it while its model loads, or leaving it idle, ends the process cleanly", () => {
-    // onnxruntime aborts the process when a thread is stopped inside its model loading: the pool waits for the load.
+  it("a one-shot process's query thread: stopping it while its model loads or runs, or leaving it idle, ends the process cleanly", () => {
+    // onnxruntime aborts the process when a thread is stopped inside it (loading or running the model): the pool waits.
     const pool = new URL("../../../dist/engine/embedding/pool.js", import.meta.url).href;
     const registry = new URL("../../../dist/engine/embedding/registry.js", import.meta.url).href;
-    for (const [wait, close] of [[0, true], [80, true], [0, false], [80, false]] as const) {
+    for (const [wait, close] of [[0, true], [80, true], [250, true], [0, false], [80, false]] as const) {
       const script = `
         const { createThreadPool } = await import(${JSON.stringify(pool)});
         const { BUNDLED_SPEC } = await import(${JSON.stringify(registry)});
         const pool = createThreadPool(BUNDLED_SPEC, 1, { unrefIdle: true });
+        // a long text keeps the thread inside onnxruntime for a while once its model is loaded
+        const embedding = pool.embed(["words and more words ".repeat(2000)]).catch((error) => error.code);
         await new Promise((resolve) => setTimeout(resolve, ${wait}));
         if (${close}) await pool.close();
-        process.stdout.write("done");
+        const outcome = await embedding;
+        process.stdout.write(Array.isArray(outcome) || outcome === "EMBEDDING_POOL_CLOSED" ? "done" : String(outcome));
       `;
-      const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 30_000 });
+      // A file, not --eval: threads inherit the process's flags, and --input-type would fail them.
+      const file = path.join(mkdtempSync(path.join(tmpdir(), "semsearch-pool-")), "run.mjs");
+      writeFileSync(file, script);
+      const run = spawnSync(process.execPath, [file], { encoding: "utf8", timeout: 30_000 });
       expect({ wait, close, status: run.status, signal: run.signal, stdout: run.stdout, stderr: run.stderr }).toEqual({ wait, close, status: 0, signal: null, stdout: "done", stderr: "" });
     }
   });

