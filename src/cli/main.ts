@@ -1,6 +1,6 @@
 /** The CLI entry and its only error boundary: messages to stderr, exit codes from the error catalog. */
 import { CommanderError, type Command } from "commander";
-import { environmentError, errorBody, InternalError, SemsearchError, UsageError } from "../engine/index.js";
+import { beforeEarlyExit, environmentError, errorBody, InternalError, SemsearchError, UsageError } from "../engine/index.js";
 import { pkg } from "./package-info.js";
 import { createProgram } from "./program.js";
 import { configureColor, chalk, printable } from "./render/style.js";
@@ -11,12 +11,19 @@ import { configureColor, chalk, printable } from "./render/style.js";
  * command quietly, with success, as in ripgrep and jq. A closed stderr is ignored.
  */
 function endQuietlyOnClosedPipe(): void {
+  let ending = false;
+  /** Exits once the command's embedding threads are stopped (stopped inside onnxruntime, the process would abort). */
+  const exit = (code: number) => {
+    ending = true;
+    void beforeEarlyExit().finally(() => process.exit(code));
+  };
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(0);
+    if (ending) return;
+    if (error.code === "EPIPE") return exit(0);
     // Output that cannot be written (a full disk behind a redirection, say) is the environment's fault.
     const fault = classify(Object.assign(error, { path: "standard output" }));
     report(fault, wantsJson(process.argv));
-    process.exit(fault.exitCode);
+    exit(fault.exitCode);
   });
   process.stderr.on("error", () => {});
 }

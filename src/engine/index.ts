@@ -26,6 +26,7 @@ const modelsModule = () => import("./models.js");
 const thumbnailModule = () => import("./images/thumbnail.js");
 
 export * from "./errors.js";
+export { beforeEarlyExit } from "./exit-cleanups.js";
 export type * from "./types.js";
 export type { SearchParams } from "./search/request.js";
 export type { ObjectsInput, AddObjectsOptions, AddObjectsResult, AddProgress } from "./objects/service.js";

@@ -15,6 +15,7 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { errorFromPayload, InternalError, type ErrorPayload } from "../errors.js";
+import { onEarlyExit } from "../exit-cleanups.js";
 import type { ImageOutcome, ImageRef } from "../images/pipeline.js";
 import type { ModelSpec } from "./model-spec.js";
 import type { EmbedRole } from "./provider.js";
@@ -165,27 +166,32 @@ export function createThreadPool(model: ModelSpec, threads = defaultThreadCount(
     return (await Promise.all(chunks)).flat();
   };
 
+  const close = async () => {
+    // A thread is stopped only when loaded and idle: stopped inside onnxruntime (loading the model,
+    // or running it), the process aborts. Work not yet begun is dropped.
+    closing = true;
+    unregister();
+    const closed = new InternalError("EMBEDDING_POOL_CLOSED", "the embedding threads were stopped");
+    for (const task of queue.splice(0)) task.reject(closed);
+    await Promise.all(
+      slots.map(async (slot) => {
+        await new Promise<void>((resolve) => {
+          slot.onIdle.push(resolve);
+          settle(slot);
+        });
+        await slot.worker.terminate();
+      }),
+    );
+  };
+  // A process that exits early (the CLI, when its reader closes the pipe) stops the threads first.
+  const unregister = onEarlyExit(close);
+
   return {
     threads,
     async embed(texts, role) {
       return (await run((start, end) => ({ texts: texts.slice(start, end), ...(role ? { role } : {}) }), texts.length)) as Float32Array[];
     },
     ...(model.kind === "clip" ? { embedImages: (refs: readonly ImageRef[]) => run((start, end) => ({ images: refs.slice(start, end) }), refs.length) } : {}),
-    async close() {
-      // A thread is stopped only when loaded and idle: stopped inside onnxruntime (loading the model,
-      // or running it), the process aborts. Work not yet begun is dropped.
-      closing = true;
-      const closed = new InternalError("EMBEDDING_POOL_CLOSED", "the embedding threads were stopped");
-      for (const task of queue.splice(0)) task.reject(closed);
-      await Promise.all(
-        slots.map(async (slot) => {
-          await new Promise<void>((resolve) => {
-            slot.onIdle.push(resolve);
-            settle(slot);
-          });
-          await slot.worker.terminate();
-        }),
-      );
-    },
+    close,
   };
 }
