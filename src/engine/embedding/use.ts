@@ -5,7 +5,6 @@
  * vectors are TensorFlow.js's to within 4e-7 (test/unit/engine/use-onnx.test.ts), an embedding takes
  * a few milliseconds, and no network is touched, ever. The only importer of onnxruntime-node.
  */
-import { createHash, randomBytes } from "node:crypto";
 import { mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -14,7 +13,7 @@ import { UnigramTokenizer, type Vocabulary } from "./tokenizer.js";
 import { normalise, type EmbeddingProvider } from "./provider.js";
 import { encodeOnnxModel } from "./onnx-proto.js";
 import { convertTfGraph, type TfNode, type TfWeight } from "./tf-graph-onnx.js";
-import { modelsDir } from "./models-dir.js";
+import { compiledFile, readCompiled, sweepTemporaries, temporaryFor } from "./compiled-cache.js";
 
 export const USE_MODEL_ID = "use-lite-512";
 export const USE_DIMENSION = 512;
@@ -149,60 +148,45 @@ const CONVERSION_VERSION = 1;
 type SessionOptions = import("onnxruntime-node").InferenceSession.SessionOptions;
 
 /**
- * Where the converted model is kept between processes, in onnxruntime's own format (it loads in
- * about 60 ms instead of 170 for converting and loading): a file named for everything it was made
- * from — the model package, the files' sizes and times, onnxruntime and the conversion.
- */
-async function compiledModelFile(dir: string, ort: Ort): Promise<string> {
-  const files = await Promise.all(["model.json", "../package.json"].map(async (name) => {
-    const info = await stat(path.join(dir, name));
-    return `${name}:${info.size}:${info.mtimeMs}`;
-  }));
-  const key = createHash("sha256")
-    .update(JSON.stringify([files, ort.env.versions.common, CONVERSION_VERSION]))
-    .digest("hex")
-    .slice(0, 16);
-  return path.join(modelsDir(), "compiled", `${USE_MODEL_ID}-${key}.ort`);
-}
-
-/**
- * The session, from the cached compiled model when there is one; else the graph is converted and,
- * where the models folder can be written, compiled for the next process. A cache that cannot be
- * read, written or loaded (a read-only or full disk, a damaged file) costs time, never the load.
+ * The session, from the compiled copy of the model kept between processes in onnxruntime's own
+ * format (it loads in about 60 ms instead of 170 for converting and loading) when there is one;
+ * else the graph is converted and, where the models folder can be written, compiled for the next
+ * process. A copy that cannot be read, written or loaded (a read-only or full disk, a damaged file)
+ * costs time, never the load.
  */
 async function openSession(ort: Ort, dir: string, options: SessionOptions, settings: Record<string, string>): Promise<{ session: Session; bytes: Uint8Array | null }> {
-  const file = await compiledModelFile(dir, ort).catch(() => null);
-  if (file) {
-    const bytes = await readFile(file).catch(() => null);
-    if (bytes) {
-      try {
-        // The session's weights stay in `bytes` (no copy): the provider holds them as long as the session.
-        const extra = { session: { ...settings, use_ort_model_bytes_directly: "1", use_ort_model_bytes_for_initializers: "1" } };
-        return { session: await ort.InferenceSession.create(bytes, { ...options, extra }), bytes };
-      } catch {
-        await rm(file, { force: true }).catch(() => {});
-      }
+  const file = await compiledFile(USE_MODEL_ID, [path.join(dir, "model.json"), path.join(dir, "..", "package.json")], [ort.env.versions.common, CONVERSION_VERSION]).catch(() => null);
+  if (!file) return { session: await ort.InferenceSession.create(await convertGraphModel(dir), { ...options, extra: { session: settings } }), bytes: null };
+  void sweepTemporaries(file);
+  const bytes = await readCompiled(file);
+  if (bytes) {
+    try {
+      // The session's weights stay in `bytes` (no copy): the provider holds them as long as the session.
+      const extra = { session: { ...settings, use_ort_model_bytes_directly: "1", use_ort_model_bytes_for_initializers: "1" } };
+      return { session: await ort.InferenceSession.create(bytes, { ...options, extra }), bytes };
+    } catch {
+      await rm(file, { force: true }).catch(() => {});
     }
   }
   const model = await convertGraphModel(dir);
-  if (file) {
-    const temporary = `${file}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`;
-    try {
-      await mkdir(path.dirname(file), { recursive: true });
-      const session = await ort.InferenceSession.create(model, {
-        ...options,
-        // Basic optimisations only in the saved file: a models folder may be copied to another machine.
-        graphOptimizationLevel: "basic",
-        optimizedModelFilePath: temporary,
-        extra: { session: { ...settings, save_model_format: "ORT" } },
-      });
-      await rename(temporary, file);
-      return { session, bytes: null };
-    } catch {
-      await rm(temporary, { force: true }).catch(() => {});
-    }
+  const temporary = temporaryFor(file);
+  let session: Session;
+  try {
+    await mkdir(path.dirname(file), { recursive: true });
+    session = await ort.InferenceSession.create(model, {
+      ...options,
+      // Basic optimisations only in the saved file: a models folder may be copied to another machine.
+      graphOptimizationLevel: "basic",
+      optimizedModelFilePath: temporary,
+      extra: { session: { ...settings, save_model_format: "ORT" } },
+    });
+  } catch {
+    await rm(temporary, { force: true }).catch(() => {});
+    return { session: await ort.InferenceSession.create(model, { ...options, extra: { session: settings } }), bytes: null };
   }
-  return { session: await ort.InferenceSession.create(model, { ...options, extra: { session: settings } }), bytes: null };
+  // The session is made either way; only the copy for later processes may be lost here.
+  await rename(temporary, file).catch(() => rm(temporary, { force: true }).catch(() => {}));
+  return { session, bytes: null };
 }
 
 /**

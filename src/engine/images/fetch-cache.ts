@@ -13,7 +13,7 @@ import { statfsSync } from "node:fs";
 import { mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import type { IncomingHttpHeaders } from "node:http";
 import path from "node:path";
-import { readRegularFile } from "./read-file.js";
+import { readRegularFile } from "../read-file.js";
 
 /** Space left free on the disk after any cache write. */
 export const CACHE_RESERVE_BYTES = 256 * 1024 * 1024;

@@ -12,7 +12,7 @@ import type { LookupFunction } from "node:net";
 import path from "node:path";
 import { realpath } from "node:fs/promises";
 import { ImageCache, type CacheEntry } from "./fetch-cache.js";
-import { readRegularFile } from "./read-file.js";
+import { readRegularFile } from "../read-file.js";
 import { OUTSIDE_ROOT } from "./reference.js";
 import { formatBytes, httpGet, type HttpContext, type HttpOutcome } from "./fetch-http.js";
 import type { ImageReference } from "./reference.js";

@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -58,6 +59,35 @@ describe("the bundled model on onnxruntime", () => {
     await model.dispose();
     expect(statSync(file).size).toBe(size);
     expect(readdirSync(path.join(models, "compiled")).filter((entry) => entry.endsWith(".tmp"))).toEqual([]);
+  });
+
+  it("a directory or a FIFO where the compiled copy belongs is replaced, not read or waited on", async () => {
+    const [name] = compiledFiles(models);
+    const file = path.join(models, "compiled", name as string);
+    for (const make of [() => mkdirSync(path.join(file, "inside"), { recursive: true }), () => execFileSync("mkfifo", [file])]) {
+      rmSync(file, { recursive: true, force: true });
+      make();
+      const model = await loadUniversalSentenceEncoder();
+      expect(farthest(await model.embedTexts(reference.texts.slice(0, 2)), reference.vectors).maxDiff).toBeLessThan(2e-6);
+      await model.dispose();
+      expect(statSync(file).isFile()).toBe(true);
+    }
+  });
+
+  it("temporary files of writers that died are swept; a live writer's are left", async () => {
+    const dir = path.join(models, "compiled");
+    const [name] = compiledFiles(models);
+    const dead = spawnSync(process.execPath, ["-e", "process.pid"]).pid as number; // ended: its pid is free
+    const deadFile = path.join(dir, `${name}.${dead}-0badf00d.tmp`);
+    const liveFile = path.join(dir, `${name}.1-0badf00d.tmp`); // pid 1 is always running
+    writeFileSync(deadFile, "half a model");
+    writeFileSync(liveFile, "half a model");
+    const model = await loadUniversalSentenceEncoder();
+    await model.dispose();
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the sweep does not hold up the load
+    expect(existsSync(deadFile)).toBe(false);
+    expect(existsSync(liveFile)).toBe(true);
+    rmSync(liveFile);
   });
 
   it("a models folder that cannot be written costs the cache, not the model", async () => {
