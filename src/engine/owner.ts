@@ -63,10 +63,16 @@ export function currentOwner(): Owner {
   return self;
 }
 
-/** Whether a process runs Node.js (its command name, readable for every process, says so); true where /proc cannot tell. */
+/**
+ * Whether a process runs Node.js, by its command name or its program's name (both readable for
+ * every process); true where /proc cannot tell. Node 24 names its main thread "MainThread", which
+ * is what the command name then shows.
+ */
 function runsNode(pid: number): boolean {
   const name = readText(`/proc/${pid}/comm`);
-  return name === null || /node/i.test(name);
+  if (name === null || /node/i.test(name)) return true;
+  const program = readText(`/proc/${pid}/cmdline`)?.split("\0")[0] ?? "";
+  return /node/i.test(program.slice(program.lastIndexOf("/") + 1));
 }
 
 /** When a process started (ms since the epoch), from /proc; null where that cannot be read. */
