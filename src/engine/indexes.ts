@@ -4,7 +4,6 @@ import { fieldPaths, missingFieldsMessage, namedFields } from "./field-presence.
 import type { EngineContext } from "./context.js";
 import { DEFAULT_IMAGE_MODEL, DEFAULT_MODEL } from "./embedding/registry.js";
 import type { DownloadProgress } from "./embedding/hub.js";
-import { checkModelRuns, resolveModelSpec } from "./models.js";
 import { ConflictError, NotFoundError, ValidationError } from "./errors.js";
 import { failpoint } from "./failpoint.js";
 import { dropOrphanTables } from "./journals.js";
@@ -29,6 +28,8 @@ export interface CreateIndexOptions {
 export async function createIndex(ctx: EngineContext, body: unknown, now: Date, options: CreateIndexOptions = {}): Promise<{ id: string }> {
   const { configuration, name } = parseCreateIndexBody(body);
   const image = isImageIndex(configuration);
+  // The model code (hub downloads, model checks) is loaded by index creation only, not by listing.
+  const { checkModelRuns, resolveModelSpec } = await import("./models.js");
   const spec = await resolveModelSpec(configuration.model ?? (image ? DEFAULT_IMAGE_MODEL : DEFAULT_MODEL), {
     ...(configuration.model_dtype ? { dtype: configuration.model_dtype } : {}),
     download: true,

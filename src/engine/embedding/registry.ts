@@ -7,7 +7,7 @@ import { InternalError } from "../errors.js";
 import type { IndexRecord } from "../types.js";
 import type { ModelSpec } from "./model-spec.js";
 import type { EmbeddingProvider } from "./provider.js";
-import { USE_DIMENSION, USE_MODEL_ID } from "./use.js";
+import { USE_DIMENSION, USE_MODEL_ID } from "./bundled.js";
 
 /** The model of an index created without `--model`. */
 export const DEFAULT_MODEL = USE_MODEL_ID;

@@ -15,8 +15,9 @@ import { encodeOnnxModel } from "./onnx-proto.js";
 import { convertTfGraph, type TfNode, type TfWeight } from "./tf-graph-onnx.js";
 import { compiledFile, readCompiled, sweepTemporaries, temporaryFor } from "./compiled-cache.js";
 
-export const USE_MODEL_ID = "use-lite-512";
-export const USE_DIMENSION = 512;
+import { USE_DIMENSION, USE_MODEL_ID } from "./bundled.js";
+
+export { USE_DIMENSION, USE_MODEL_ID };
 
 /** Characters per model call; longer texts are embedded in windows of about this size. */
 export const WINDOW_CHARS = 2000;

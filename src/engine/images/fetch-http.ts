@@ -7,6 +7,9 @@
  */
 import http, { type IncomingHttpHeaders } from "node:http";
 import https from "node:https";
+import { formatBytes } from "./byte-limit.js";
+
+export { formatBytes };
 import type { LookupFunction } from "node:net";
 
 export interface HttpLimits {
@@ -44,13 +47,6 @@ const ACCEPTED_TYPES = new Set(["application/octet-stream", "binary/octet-stream
 export function formatSeconds(ms: number): string {
   const s = ms / 1000;
   return `${s >= 10 ? Math.round(s) : Number(s.toFixed(s < 1 ? 2 : 1))} s`;
-}
-
-/** `20 MB`, `64 KB`, `100 bytes`: a size limit for a reason (binary units, as the limits are set). */
-export function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024) return `${Number((bytes / 1024 / 1024).toFixed(1))} MB`;
-  if (bytes >= 1024) return `${Number((bytes / 1024).toFixed(1))} KB`;
-  return `${bytes} bytes`;
 }
 
 function failure(reason: string, retryable: boolean, unreachable = false): HttpFailure {
