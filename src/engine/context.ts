@@ -17,7 +17,8 @@ export class EngineContext {
   private storePromise: Promise<LanceStore> | undefined;
   private readonly queryPools = new Map<string, Promise<EmbeddingPool>>();
   readonly warn: (warning: Warning) => void;
-  private readonly queryThread: boolean;
+  /** Queries are embedded in a thread of their own: a one-shot process, cold at its first search. */
+  readonly queryThread: boolean;
   private closed = false;
 
   constructor(
@@ -39,11 +40,6 @@ export class EngineContext {
       return (await (await loadModel(spec)).embedTexts([query], "query"))[0] as Float32Array;
     }
     return (await (await pool).embed([query], "query"))[0] as Float32Array;
-  }
-
-  /** Whether queries are embedded in a thread of their own: a one-shot process, cold at its first search. */
-  get queriesInThread(): boolean {
-    return this.queryThread;
   }
 
   /** Starts loading the model a coming query embeds with (a query thread's engine only). */

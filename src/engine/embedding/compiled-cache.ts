@@ -3,16 +3,15 @@
  * without ever blocking on what is not a regular file, and sweeping the temporary files of processes
  * that died while writing one. Every failure here only costs time: the model is converted again.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { readRegularFile } from "../read-file.js";
+import { abandonedTemporary } from "../temporary-files.js";
 import { modelsDir } from "./models-dir.js";
 
 /** Far above the bundled model's 28 MB: a file this large is not a compiled copy. */
 const MAX_COMPILED_BYTES = 256 * 1024 * 1024;
-
-const TEMPORARY = /\.(\d+)-[0-9a-f]+\.tmp$/;
 
 /**
  * The file for a model compiled from `sources` (files whose sizes and times are part of its name,
@@ -44,28 +43,13 @@ export async function readCompiled(file: string): Promise<Buffer | null> {
   return null;
 }
 
-/** A temporary name beside `file`, naming this process (see sweepTemporaries). */
-export function temporaryFor(file: string): string {
-  return `${file}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** Removes the temporary files of processes no longer running (killed while writing a compiled copy). */
 export async function sweepTemporaries(file: string): Promise<void> {
   const dir = path.dirname(file);
   const names = await readdir(dir).catch(() => [] as string[]);
   await Promise.all(
     names.map(async (name) => {
-      const pid = TEMPORARY.exec(name)?.[1];
-      if (pid !== undefined && Number(pid) !== process.pid && !alive(Number(pid))) await rm(path.join(dir, name), { force: true }).catch(() => {});
+      if (abandonedTemporary(name)) await rm(path.join(dir, name), { force: true }).catch(() => {});
     }),
   );
 }

@@ -13,8 +13,8 @@ import { UnigramTokenizer, type Vocabulary } from "./tokenizer.js";
 import { normalise, type EmbeddingProvider } from "./provider.js";
 import { encodeOnnxModel } from "./onnx-proto.js";
 import { convertTfGraph, type TfNode, type TfWeight } from "./tf-graph-onnx.js";
-import { compiledFile, readCompiled, sweepTemporaries, temporaryFor } from "./compiled-cache.js";
-
+import { compiledFile, readCompiled, sweepTemporaries } from "./compiled-cache.js";
+import { temporaryPath } from "../temporary-files.js";
 import { USE_DIMENSION, USE_MODEL_ID } from "./bundled.js";
 
 export { USE_DIMENSION, USE_MODEL_ID };
@@ -64,7 +64,7 @@ async function readShards(files: readonly string[]): Promise<Uint8Array> {
 }
 
 /** The graph model in `dir` (model.json + weight shards) as ONNX model bytes. */
-export async function convertGraphModel(dir: string): Promise<Uint8Array> {
+async function convertGraphModel(dir: string): Promise<Uint8Array> {
   const manifest = JSON.parse(await readFile(path.join(dir, "model.json"), "utf8")) as { modelTopology: { node: TfNode[] }; weightsManifest: WeightsManifest[] };
   const files = manifest.weightsManifest.flatMap((group) => group.paths.map((file) => path.join(dir, file)));
   const data = await readShards(files);
@@ -156,8 +156,10 @@ type SessionOptions = import("onnxruntime-node").InferenceSession.SessionOptions
  * costs time, never the load.
  */
 async function openSession(ort: Ort, dir: string, options: SessionOptions, settings: Record<string, string>): Promise<{ session: Session; bytes: Uint8Array | null }> {
+  /** A session of the model converted here, saving nothing. */
+  const converted = async (model?: Uint8Array) => ({ session: await ort.InferenceSession.create(model ?? (await convertGraphModel(dir)), { ...options, extra: { session: settings } }), bytes: null });
   const file = await compiledFile(USE_MODEL_ID, [path.join(dir, "model.json"), path.join(dir, "..", "package.json")], [ort.env.versions.common, CONVERSION_VERSION]).catch(() => null);
-  if (!file) return { session: await ort.InferenceSession.create(await convertGraphModel(dir), { ...options, extra: { session: settings } }), bytes: null };
+  if (!file) return converted();
   void sweepTemporaries(file);
   const bytes = await readCompiled(file);
   if (bytes) {
@@ -170,7 +172,7 @@ async function openSession(ort: Ort, dir: string, options: SessionOptions, setti
     }
   }
   const model = await convertGraphModel(dir);
-  const temporary = temporaryFor(file);
+  const temporary = temporaryPath(file);
   let session: Session;
   try {
     await mkdir(path.dirname(file), { recursive: true });
@@ -183,7 +185,7 @@ async function openSession(ort: Ort, dir: string, options: SessionOptions, setti
     });
   } catch {
     await rm(temporary, { force: true }).catch(() => {});
-    return { session: await ort.InferenceSession.create(model, { ...options, extra: { session: settings } }), bytes: null };
+    return converted(model);
   }
   // The session is made either way; only the copy for later processes may be lost here.
   await rename(temporary, file).catch(() => rm(temporary, { force: true }).catch(() => {}));

@@ -8,12 +8,13 @@
  * its size limit (SEMSEARCH_IMAGE_CACHE_MB, default 1,024). Files are read only when they are regular
  * files (never a FIFO, device or link put in their place), of the size their metadata records.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { statfsSync } from "node:fs";
 import { mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import type { IncomingHttpHeaders } from "node:http";
 import path from "node:path";
 import { readRegularFile } from "../read-file.js";
+import { abandonedTemporary, temporaryPath } from "../temporary-files.js";
 
 /** Space left free on the disk after any cache write. */
 export const CACHE_RESERVE_BYTES = 256 * 1024 * 1024;
@@ -21,9 +22,6 @@ export const CACHE_RESERVE_BYTES = 256 * 1024 * 1024;
 export const DEFAULT_CACHE_BYTES = 1024 * 1024 * 1024;
 /** A metadata file is small; a larger one is damaged. */
 const MAX_META_BYTES = 64 * 1024;
-/** Temporary files of writers that are gone are removed when the cache is first used. */
-const TEMPORARY = /\.tmp-(\d+)-[0-9a-f]+$/;
-
 /** The cache size limit in bytes: SEMSEARCH_IMAGE_CACHE_MB (0 turns the cache off), else 1 GiB. */
 export function cacheLimit(env: NodeJS.ProcessEnv = process.env): number {
   const mb = env.SEMSEARCH_IMAGE_CACHE_MB;
@@ -32,15 +30,6 @@ export function cacheLimit(env: NodeJS.ProcessEnv = process.env): number {
 
 /** Validators are sent back as header values: only visible ASCII and spaces (no control characters). */
 const HEADER_VALUE = /^[\x20-\x7e]{1,1024}$/;
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 export interface CacheMeta {
   /** the URL without credentials */
@@ -100,8 +89,7 @@ export class ImageCache {
     let total = 0;
     for (const name of await readdir(this.dir).catch(() => [] as string[])) {
       const file = path.join(this.dir, name);
-      const temporary = TEMPORARY.exec(name);
-      if (temporary && !processAlive(Number(temporary[1]))) {
+      if (abandonedTemporary(name)) {
         await rm(file, { force: true }).catch(() => {});
         continue;
       }
@@ -194,7 +182,7 @@ export class ImageCache {
 
 /** Writes a file under a temporary name in the same folder, then renames it into place. */
 async function writeAtomically(file: string, data: string | Uint8Array): Promise<void> {
-  const temporary = `${file}.tmp-${process.pid}-${randomBytes(6).toString("hex")}`;
+  const temporary = temporaryPath(file);
   try {
     await writeFile(temporary, data, { flag: "wx" });
     await rename(temporary, file);

@@ -108,7 +108,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
     vectors?.catch(() => {});
     lexical = { table, rows, ...(vectors ? { vectors } : {}) };
   }
-  if (ctx.queriesInThread && mode !== "lexical" && !image) store.prewarmVectorIndex(table).catch(() => {});
+  if (ctx.queryThread && mode !== "lexical" && !image) store.prewarmVectorIndex(table).catch(() => {});
   const vector = await queryVector;
   const q: RankQuery = {
     mode,

@@ -212,6 +212,8 @@ export class LanceStore {
   private readonly tables = new Map<string, Table>();
   /** Of a snapshot: each table as pinned at its first use. */
   private readonly pinnedHere = new Map<string, Promise<Table>>();
+  /** Of the store itself: tables whose vector index this process has prewarmed (see prewarmVectorIndex). */
+  private readonly prewarmed = new Set<string>();
 
   private constructor(
     private readonly dir: string,
@@ -744,6 +746,10 @@ export class LanceStore {
    * query's vector is still being computed); nothing when the table has none.
    */
   async prewarmVectorIndex(name: string): Promise<void> {
+    // Once per table and process: the pages of `--all` are searches of their own.
+    const root = this.latest ?? this;
+    if (root.prewarmed.has(name)) return;
+    root.prewarmed.add(name);
     const table = await this.table(name);
     const indices = await this.wrap(`listing the indexes of ${name}`, () => table.listIndices());
     const index = indices.find((candidate) => candidate.columns.includes("vector"));
