@@ -151,6 +151,24 @@ function loadLance() {
   return lance;
 }
 
+/**
+ * A query result's rows as plain objects, read column by column. Arrow's row proxies (what a
+ * query's `toArray()` gives) cost about 2 µs a row: 19 ms for the 7,300 matches of a lexical query
+ * at 100,000 objects, against 3 ms this way.
+ */
+function plainRows(data: import("apache-arrow").Table): Record<string, unknown>[] {
+  const rows: Record<string, unknown>[] = new Array(data.numRows);
+  for (let i = 0; i < data.numRows; i++) rows[i] = {};
+  for (const field of data.schema.fields) {
+    const column = data.getChild(field.name);
+    if (!column) continue;
+    // (a column's iterator walks its chunks in order; `get(i)` looks the chunk up each time)
+    let i = 0;
+    for (const value of column) (rows[i++] as Record<string, unknown>)[field.name] = value;
+  }
+  return rows;
+}
+
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
@@ -367,7 +385,7 @@ export class LanceStore {
     const table = await this.objectsTable();
     if (!table) return 0;
     const rows = await this.wrap("reading the highest sequence number", () =>
-      table.query().select(["seq"]).orderBy({ columnName: "seq", ascending: false }).limit(1).toArray(),
+      table.query().select(["seq"]).orderBy({ columnName: "seq", ascending: false }).limit(1).toArrow().then(plainRows),
     );
     return rows.length > 0 ? Number(rows[0]?.seq) : 0;
   }
@@ -407,7 +425,7 @@ export class LanceStore {
     const table = await this.objectsTable();
     if (!table || ids.length === 0 || (await table.countRows()) === 0) return out;
     for (const part of chunks(ids, ID_CHUNK)) {
-      const rows = await this.wrap("reading objects", () => table.query().where(sqlIn("id", part)).select(["id", "created_at"]).toArray());
+      const rows = await this.wrap("reading objects", () => table.query().where(sqlIn("id", part)).select(["id", "created_at"]).toArrow().then(plainRows));
       for (const row of rows) out.set(String(row.id), String(row.created_at));
     }
     return out;
@@ -418,7 +436,7 @@ export class LanceStore {
     const table = await this.objectsTable();
     if (!table || ids.length === 0) return out;
     for (const part of chunks([...new Set(ids)], ID_CHUNK)) {
-      const rows = await this.wrap("reading objects", () => table.query().where(sqlIn("id", part)).toArray());
+      const rows = await this.wrap("reading objects", () => table.query().where(sqlIn("id", part)).toArrow().then(plainRows));
       for (const row of rows) out.set(String(row.id), toObjectRow(row));
     }
     return out;
@@ -428,7 +446,7 @@ export class LanceStore {
   async sampleObjects(limit: number): Promise<ObjectRow[]> {
     const table = await this.objectsTable();
     if (!table) return [];
-    return (await this.wrap("reading objects", () => table.query().limit(limit).toArray())).map(toObjectRow);
+    return (await this.wrap("reading objects", () => table.query().limit(limit).toArrow().then(plainRows))).map(toObjectRow);
   }
 
   /** Objects in id order, for listing. */
@@ -436,7 +454,7 @@ export class LanceStore {
     const table = await this.objectsTable();
     if (!table) return [];
     const rows = await this.wrap("listing objects", () =>
-      table.query().orderBy({ columnName: "id", ascending: true }).offset(offset).limit(limit).toArray(),
+      table.query().orderBy({ columnName: "id", ascending: true }).offset(offset).limit(limit).toArrow().then(plainRows),
     );
     return rows.map(toObjectRow);
   }
@@ -451,7 +469,7 @@ export class LanceStore {
         .where(`seq > ${sqlNumber(seq)}`)
         .orderBy({ columnName: "seq", ascending: true })
         .limit(limit)
-        .toArray(),
+        .toArrow().then(plainRows),
     );
     return rows.map(toObjectRow);
   }
@@ -537,7 +555,7 @@ export class LanceStore {
     const out = new Map<string, SegmentInfo>();
     for (const part of chunks(ids, ID_CHUNK)) {
       const rows = await this.wrap(`reading ${name}`, () =>
-        table.query().where(sqlIn("id", part)).select(["id", "object_id", "field", "position", "start_char", "end_char"]).toArray(),
+        table.query().where(sqlIn("id", part)).select(["id", "object_id", "field", "position", "start_char", "end_char"]).toArrow().then(plainRows),
       );
       for (const row of rows) {
         out.set(String(row.id), {
@@ -616,7 +634,7 @@ export class LanceStore {
     const table = await this.table(name);
     const out = new Set<string>();
     for (const part of chunks(values, ID_CHUNK)) {
-      const rows = await this.wrap(`reading ${name}`, () => table.query().where(sqlIn(column, part)).select([column]).toArray());
+      const rows = await this.wrap(`reading ${name}`, () => table.query().where(sqlIn(column, part)).select([column]).toArrow().then(plainRows));
       for (const row of rows) out.add(String(row[column]));
     }
     return out;
@@ -625,7 +643,7 @@ export class LanceStore {
   /** The ids of the rows matching a `where` clause (loads them all). */
   async idsWhere(name: string, where: string): Promise<string[]> {
     const table = await this.table(name);
-    const rows = await this.wrap(`reading ${name}`, () => table.query().where(where).select(["id"]).toArray());
+    const rows = await this.wrap(`reading ${name}`, () => table.query().where(where).select(["id"]).toArrow().then(plainRows));
     return rows.map((row) => String(row.id));
   }
 
@@ -640,7 +658,7 @@ export class LanceStore {
     const out = new Map<string, string>();
     for (const part of chunks(ids, ID_CHUNK)) {
       const rows = await this.wrap(`reading ${name}`, () =>
-        table.query().where(sqlIn("id", part)).select(["id", "text"]).toArray(),
+        table.query().where(sqlIn("id", part)).select(["id", "text"]).toArrow().then(plainRows),
       );
       for (const row of rows) out.set(String(row.id), String(row.text));
     }
@@ -660,7 +678,7 @@ export class LanceStore {
       // Through the index, distances are the quantised graph's (on another scale than an exact scan's);
       // refining re-scores the candidates on their stored vectors, so every score is an exact cosine.
       query = exact ? query.bypassVectorIndex() : query.refineFactor(1);
-      return query.select(["id", "_distance"]).limit(limit).toArray();
+      return query.select(["id", "_distance"]).limit(limit).toArrow().then(plainRows);
     });
     return rows.map((row) => ({ id: String(row.id), score: 1 - Number(row._distance) }));
   }
@@ -669,27 +687,27 @@ export class LanceStore {
   async objectIds(): Promise<string[]> {
     const table = await this.objectsTable();
     if (!table) return [];
-    return (await this.wrap("reading object ids", () => table.query().select(["id"]).toArray())).map((row) => String(row.id));
+    return (await this.wrap("reading object ids", () => table.query().select(["id"]).toArrow().then(plainRows))).map((row) => String(row.id));
   }
 
   /** The distinct objects a segments table has rows for (loads the whole column). */
   async segmentObjectIds(name: string): Promise<string[]> {
     const table = await this.table(name);
-    const rows = await this.wrap(`reading ${name}`, () => table.query().select(["object_id"]).toArray());
+    const rows = await this.wrap(`reading ${name}`, () => table.query().select(["object_id"]).toArrow().then(plainRows));
     return [...new Set(rows.map((row) => String(row.object_id)))];
   }
 
   /** Every row's id, duplicates kept (for checks and tests; loads the whole column). */
   async rowIds(name: string): Promise<string[]> {
     const table = await this.table(name);
-    const rows = await this.wrap(`reading ids of ${name}`, () => table.query().select(["id"]).toArray());
+    const rows = await this.wrap(`reading ids of ${name}`, () => table.query().select(["id"]).toArrow().then(plainRows));
     return rows.map((row) => String(row.id));
   }
 
   /** Every row's vector, by id (for evaluation tools; loads the whole column). */
   async allVectors(name: string): Promise<Map<string, Float32Array>> {
     const table = await this.table(name);
-    const rows = await this.wrap(`reading vectors of ${name}`, () => table.query().select(["id", "vector"]).toArray());
+    const rows = await this.wrap(`reading vectors of ${name}`, () => table.query().select(["id", "vector"]).toArrow().then(plainRows));
     return new Map(rows.map((row) => [String(row.id), Float32Array.from(row.vector as ArrayLike<number>)]));
   }
 
@@ -706,7 +724,7 @@ export class LanceStore {
           .bypassVectorIndex()
           .select(["id", "_distance"])
           .limit(part.length)
-          .toArray(),
+          .toArrow().then(plainRows),
       );
       for (const row of rows) out.push({ id: String(row.id), score: 1 - Number(row._distance) });
     }
@@ -763,7 +781,7 @@ export class LanceStore {
       let query = table.vectorSearch(Array.from(vector)).distanceType("cosine");
       if (where) query = query.where(where);
       query = exact ? query.bypassVectorIndex() : query.refineFactor(1); // (exact scores: see vectorSearch)
-      return query.select(["id", "object_id", "field", "position", "text", "_distance"]).limit(limit).toArray();
+      return query.select(["id", "object_id", "field", "position", "text", "_distance"]).limit(limit).toArrow().then(plainRows);
     });
     return rows.map(toPartScore);
   }
@@ -783,7 +801,7 @@ export class LanceStore {
           .bypassVectorIndex()
           .select(["id", "object_id", "field", "position", "text", "_distance"])
           .limit(count)
-          .toArray(),
+          .toArrow().then(plainRows),
       );
       out.push(...rows.map(toPartScore));
     }
@@ -800,9 +818,9 @@ export class LanceStore {
     const rows = await this.wrap(`full-text search in ${name}`, () => {
       const search = table.query().fullTextSearch(terms, { columns: "text" });
       const query = (where ? search.where(where) : search).select(["id", "_score"]).limit(limit);
-      return (this.latest ? query.withRowId() : query).toArray();
+      return (this.latest ? query.withRowId() : query).toArrow().then(plainRows);
     });
-    return rows.map((row) => (this.latest ? { id: String(row.id), score: Number(row._score), row: BigInt(row._rowid) } : { id: String(row.id), score: Number(row._score) }));
+    return rows.map((row) => (this.latest ? { id: String(row.id), score: Number(row._score), row: BigInt(row._rowid as bigint) } : { id: String(row.id), score: Number(row._score) }));
   }
 
   /**
@@ -851,7 +869,7 @@ export class LanceStore {
 
   /** Whether a column has at most `max` distinct values among (a sample of) its rows. */
   private async distinctAtMost(table: Table, column: string, max: number): Promise<boolean> {
-    const rows = await table.query().select([column]).limit(CARDINALITY_SAMPLE).toArray();
+    const rows = await table.query().select([column]).limit(CARDINALITY_SAMPLE).toArrow().then(plainRows);
     const seen = new Set<unknown>();
     for (const row of rows) {
       seen.add(row[column]);
