@@ -39,7 +39,7 @@ export function projectDir(options: GlobalOptions): string {
 
 export function openEngine(options: GlobalOptions, dir = projectDir(options)): Engine {
   // A command answers and exits: a search's model loads in a thread beside the database's opening.
-  return new Engine({ projectDir: dir, onWarning: (warning) => warn(options, warning), queryThread: true });
+  return new Engine({ projectDir: dir, onWarning: (warning) => warn(options, warning), oneShot: true });
 }
 
 /**

@@ -9,16 +9,30 @@ import { LanceStore } from "./store/lancedb.js";
 export interface ContextOptions {
   /** Receives problems that do not fail the operation (engine code never prints): the CLI writes them to stderr. */
   warn?: (warning: Warning) => void;
-  /** Queries are embedded by a model loaded in a thread of its own (see EngineOptions.queryThread). */
-  queryThread?: boolean;
+  /** The process answers a search or two and exits (see EngineOptions.oneShot). */
+  oneShot?: boolean;
+}
+
+/**
+ * Vectors a long-running process (not a one-shot command) may hold in memory for the rescoring of hybrid searches (store/vector-cache.ts): 100,000 objects of
+ * the bundled model's 512 dimensions take 205 MB.
+ */
+export const VECTOR_CACHE_BYTES = 256 * 1024 * 1024;
+
+/** The vectors a long-running process may hold: SEMSEARCH_VECTOR_CACHE_MB (0: none), else VECTOR_CACHE_BYTES. */
+export function vectorCacheBytes(): number {
+  const configured = process.env.SEMSEARCH_VECTOR_CACHE_MB;
+  const megabytes = configured === undefined || configured.trim() === "" ? Number.NaN : Number(configured);
+  // (a value that is not a size is ignored, as SEMSEARCH_THREADS's is)
+  return Number.isFinite(megabytes) && megabytes >= 0 ? Math.floor(megabytes * 1024 * 1024) : VECTOR_CACHE_BYTES;
 }
 
 export class EngineContext {
   private storePromise: Promise<LanceStore> | undefined;
   private readonly queryPools = new Map<string, Promise<EmbeddingPool>>();
   readonly warn: (warning: Warning) => void;
-  /** Queries are embedded in a thread of their own: a one-shot process, cold at its first search. */
-  readonly queryThread: boolean;
+  /** A one-shot process, cold at its first search (see EngineOptions.oneShot). */
+  readonly oneShot: boolean;
   private closed = false;
 
   constructor(
@@ -26,37 +40,48 @@ export class EngineContext {
     options: ContextOptions = {},
   ) {
     this.warn = options.warn ?? (() => {});
-    this.queryThread = options.queryThread ?? false;
+    this.oneShot = options.oneShot ?? false;
   }
 
   /**
-   * A query's vector, by the model `spec`: in this thread (the model stays loaded for the next
-   * query), or by a thread of its own that loads the model while this one opens the database.
+   * A query's vector, by the model `spec`, from a thread of its own: onnxruntime-node runs a model on
+   * the calling thread, so there it would hold this thread's event loop (a server's other requests,
+   * and this search's own database reads) for the length of the run. In a one-shot process, the
+   * thread loads the model while this one opens the database.
    */
   async embedQuery(spec: ModelSpec, query: string): Promise<Float32Array> {
     const pool = this.queryPool(spec);
-    if (!pool) {
-      const { loadModel } = await import("./embedding/registry.js");
-      return (await (await loadModel(spec)).embedTexts([query], "query"))[0] as Float32Array;
+    try {
+      return (await (await pool).embed([query], "query"))[0] as Float32Array;
+    } catch (error) {
+      // A thread whose model failed to load fails every query: the next query starts another (the
+      // model may be there by then, as it would be for a load in this thread).
+      const key = JSON.stringify(spec);
+      if (this.queryPools.get(key) === pool) {
+        this.queryPools.delete(key);
+        void pool.then((threads) => threads.close()).catch(() => {});
+      }
+      throw error;
     }
-    return (await (await pool).embed([query], "query"))[0] as Float32Array;
   }
 
-  /** Starts loading the model a coming query embeds with (a query thread's engine only). */
+  /** Starts loading the model a coming query embeds with. */
   prepareQuery(spec: ModelSpec): void {
     if (this.closed) return;
-    this.queryPool(spec)?.catch(() => {});
+    this.queryPool(spec).catch(() => {});
   }
 
-  /** The query thread of a model (started on first use), or null when queries are embedded in this thread. */
-  private queryPool(spec: ModelSpec): Promise<EmbeddingPool> | null {
-    if (!this.queryThread) return null;
+  /**
+   * The query thread of a model (started on first use). A one-shot process's skips onnxruntime's
+   * weight prepacking, which makes loading faster and each query slower (embedding/registry.ts).
+   */
+  private queryPool(spec: ModelSpec): Promise<EmbeddingPool> {
     // After close, nothing starts a thread: a prepared search that never ran must not outlive the engine.
     if (this.closed) throw new InternalError("ENGINE_CLOSED", "The engine is closed");
     const key = JSON.stringify(spec);
     let pool = this.queryPools.get(key);
     if (!pool) {
-      pool = import("./embedding/pool.js").then(({ createThreadPool }) => createThreadPool(spec, 1, { unrefIdle: true, fewTexts: true }));
+      pool = import("./embedding/pool.js").then(({ createThreadPool }) => createThreadPool(spec, 1, { unrefIdle: true, fewTexts: this.oneShot }));
       this.queryPools.set(key, pool);
     }
     return pool;
@@ -70,7 +95,7 @@ export class EngineContext {
   async store(): Promise<LanceStore> {
     this.storePromise ??= (async () => {
       this.project.init();
-      return LanceStore.open(this.project.dataDir);
+      return LanceStore.open(this.project.dataDir, this.oneShot ? {} : { vectorCacheBytes: vectorCacheBytes() });
     })();
     const store = await this.storePromise;
     if (interruptedWorkPending(this.project)) await this.project.locked(() => recoverInterrupted(this.project, store));

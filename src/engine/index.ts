@@ -62,11 +62,12 @@ export interface EngineOptions {
    */
   onWarning?: (warning: Warning) => void;
   /**
-   * Embed queries in a thread of their own, where the model loads while this thread opens the
-   * database (a cold search on two or more cores), instead of in this thread. For processes that
-   * answer a few searches and exit (the CLI); a server keeps its models loaded in process.
+   * The process answers a search or two and exits (the CLI): its query thread loads the model as
+   * fast as it can (without onnxruntime's weight prepacking, so each query costs more), the vector
+   * index is loaded while the query is embedded, and no vectors are held in memory for the
+   * rescoring. A long-running process (a server) leaves this unset.
    */
-  queryThread?: boolean;
+  oneShot?: boolean;
 }
 
 export interface WorkerStatus {
@@ -89,7 +90,7 @@ export class Engine {
     }
     this.ctx = new EngineContext(new Project(path.resolve(options.projectDir ?? DEFAULT_PROJECT_DIR)), {
       ...(options.onWarning ? { warn: options.onWarning } : {}),
-      ...(options.queryThread ? { queryThread: true } : {}),
+      ...(options.oneShot ? { oneShot: true } : {}),
     });
     this.now = options.now ?? (() => new Date());
   }
@@ -167,8 +168,7 @@ export class Engine {
   }
 
   /**
-   * Starts loading the model of an index's queries, for a search about to be made (an engine with
-   * `queryThread`; otherwise nothing). Never fails: the search reports an unknown index or a model
+   * Starts loading the model of an index's queries, for a search about to be made. Never fails: the search reports an unknown index or a model
    * that cannot be loaded.
    */
   prepareSearch(indexId: string): void {

@@ -1,7 +1,7 @@
 /** Searching an index: embed the query with the index's model, rank, fuse, page, attach objects and highlights. */
 import type { EngineContext } from "../context.js";
 import { isImageIndex, isNeuralOnly } from "../config.js";
-import { indexModel, loadModel } from "../embedding/registry.js";
+import { indexModel } from "../embedding/registry.js";
 import { InternalError, ValidationError } from "../errors.js";
 import { FieldRules, ownValue } from "../fields.js";
 import { fieldResolver } from "../filter-fields.js";
@@ -108,7 +108,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
     vectors?.catch(() => {});
     lexical = { table, rows, ...(vectors ? { vectors } : {}) };
   }
-  if (ctx.queryThread && mode !== "lexical" && !image) store.prewarmVectorIndex(table).catch(() => {});
+  if (ctx.oneShot && mode !== "lexical" && !image) store.prewarmVectorIndex(table).catch(() => {});
   const vector = await queryVector;
   const q: RankQuery = {
     mode,
@@ -168,7 +168,7 @@ export async function warmUp(ctx: EngineContext): Promise<void> {
   const specs = new Map(ctx.project.indexes().map((index) => indexModel(index)).map((spec) => [JSON.stringify(spec), spec]));
   for (const spec of specs.values()) {
     try {
-      await (await loadModel(spec)).embedTexts(["warm up"], "query");
+      await ctx.embedQuery(spec, "warm up");
     } catch {
       // the first search of an index with this model says what is wrong
     }

@@ -13,6 +13,7 @@ import { constants } from "node:os";
 import { environmentError, InternalError, type SemsearchError } from "../errors.js";
 import type { FilterRecord } from "../filter-fields.js";
 import { sqlIn, sqlNumber } from "./sql.js";
+import { VectorCache, type HeldVectors } from "./vector-cache.js";
 
 // LanceDB's Rust logger writes warnings straight to stderr; semsearch's stderr carries only its own messages.
 if (!process.env.SEMSEARCH_DEBUG) process.env.LANCEDB_LOG = "off";
@@ -232,6 +233,12 @@ export class LanceStore {
   private readonly pinnedHere = new Map<string, Promise<Table>>();
   /** Of the store itself: tables whose vector index this process has prewarmed (see prewarmVectorIndex). */
   private readonly prewarmed = new Set<string>();
+  /** Of a snapshot: the version each table is pinned at. */
+  private readonly pinnedVersions = new Map<string, number>();
+  /** Of the store itself: tables' vectors held in memory (see vector-cache.ts); null when not wanted. */
+  private vectorCache: VectorCache | null = null;
+  /** Of the store itself: loads of vectors under way. */
+  private readonly vectorLoads = new Set<Promise<void>>();
 
   private constructor(
     private readonly dir: string,
@@ -257,6 +264,7 @@ export class LanceStore {
     if (!table) {
       table = (async () => {
         const version = await latest.wrap(`reading the version of ${name}`, async () => (await latest.table(name)).version());
+        this.pinnedVersions.set(name, version);
         const known = this.pinned.get(name);
         if (known?.version === version) return known.table;
         const opened = this.wrap(`opening table ${name}`, async () => {
@@ -275,11 +283,17 @@ export class LanceStore {
     return table;
   }
 
-  /** Opens (creating if needed) the database in `dir`; reads always see other processes' commits. */
-  static async open(dir: string): Promise<LanceStore> {
+  /**
+   * Opens (creating if needed) the database in `dir`; reads always see other processes' commits.
+   * @param options.vectorCacheBytes how much of tables' vectors a long-running process may hold in
+   *   memory for the rescoring (vector-cache.ts); none by default
+   */
+  static async open(dir: string, options: { vectorCacheBytes?: number } = {}): Promise<LanceStore> {
     const mod = await loadLance();
     const db = await wrap(dir, "opening the database", () => mod.lancedb.connect(dir, { readConsistencyInterval: 0 }));
-    return new LanceStore(dir, db, mod);
+    const store = new LanceStore(dir, db, mod);
+    if (options.vectorCacheBytes) store.vectorCache = new VectorCache(options.vectorCacheBytes);
+    return store;
   }
 
   private wrap<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -573,6 +587,8 @@ export class LanceStore {
 
   async dropTable(name: string): Promise<void> {
     this.tables.delete(name);
+    this.vectorCache?.forget(name);
+    this.vectorSizes.delete(name);
     if (await this.hasTable(name)) await this.wrap(`dropping table ${name}`, () => this.db.dropTable(name));
   }
 
@@ -672,15 +688,23 @@ export class LanceStore {
    */
   async vectorSearch(name: string, vector: Float32Array, limit: number, where?: string, exact = false): Promise<ScoredRow[]> {
     const table = await this.table(name);
+    // Through the index, distances are the quantised graph's (on another scale than an exact scan's):
+    // the candidates are scored again on their stored vectors, so every score is an exact cosine. A
+    // snapshot does it here, by row id (from the vectors held in memory when there are, see
+    // vector-cache.ts), the same way as the rescoring of lexical matches; the store itself has LanceDB
+    // refine them.
+    const rescore = !exact && this.latest !== null;
     const rows = await this.wrap(`vector search in ${name}`, () => {
       let query = table.vectorSearch(Array.from(vector)).distanceType("cosine");
       if (where) query = query.where(where);
-      // Through the index, distances are the quantised graph's (on another scale than an exact scan's);
-      // refining re-scores the candidates on their stored vectors, so every score is an exact cosine.
-      query = exact ? query.bypassVectorIndex() : query.refineFactor(1);
-      return query.select(["id", "_distance"]).limit(limit).toArrow().then(plainRows);
+      if (exact) query = query.bypassVectorIndex();
+      else if (!rescore) query = query.refineFactor(1);
+      query = query.select(["id", "_distance"]).limit(limit);
+      return (rescore ? query.withRowId() : query).toArrow().then(plainRows);
     });
-    return rows.map((row) => ({ id: String(row.id), score: 1 - Number(row._distance) }));
+    if (!rescore) return rows.map((row) => ({ id: String(row.id), score: 1 - Number(row._distance) }));
+    const hits = rows.map((row) => ({ id: String(row.id), score: 0, row: BigInt(row._rowid as bigint) }));
+    return similaritiesOf(vector, hits, await this.vectorsOfRows(name, hits)).sort((a, b) => b.score - a.score);
   }
 
   /** Every stored object's id (loads the whole column). */
@@ -744,12 +768,19 @@ export class LanceStore {
    * directly, no scan for the ids (rows without a vector are left out).
    */
   async vectorsOfRows(name: string, rows: readonly ScoredRow[]): Promise<Map<string, Float32Array>> {
-    const rowIds = rows.map((hit) => hit.row);
-    if (!this.latest || !rowIds.every((row) => row !== undefined)) throw new InternalError("NOT_A_SNAPSHOT", "Row ids are read from the snapshot that returned them");
+    if (!this.latest || !rows.every((hit) => hit.row !== undefined)) throw new InternalError("NOT_A_SNAPSHOT", "Row ids are read from the snapshot that returned them");
     const out = new Map<string, Float32Array>();
     if (rows.length === 0) return out;
     const table = await this.table(name);
-    const data = await this.wrap(`reading vectors of ${name}`, () => table.takeRowIds(rowIds as bigint[]).select(["id", "vector"]).toArrow());
+    const held = this.latest.heldVectors(name, this.pinnedVersions.get(name), table);
+    const unread: bigint[] = [];
+    for (const hit of rows) {
+      const index = held?.rows.get(Number(hit.row));
+      if (held && index !== undefined && held.ids[index] === hit.id) out.set(hit.id, held.vectors.subarray(index * held.dimension, (index + 1) * held.dimension));
+      else unread.push(hit.row as bigint);
+    }
+    if (unread.length === 0) return out;
+    const data = await this.wrap(`reading vectors of ${name}`, () => table.takeRowIds(unread).select(["id", "vector"]).toArrow());
     const ids = data.getChild("id");
     const vectors = data.getChild("vector");
     for (let i = 0; i < data.numRows; i++) {
@@ -757,6 +788,77 @@ export class LanceStore {
       if (stored) out.set(String(ids?.get(i)), stored.toArray());
     }
     return out;
+  }
+
+  /**
+   * The vectors this store holds for `name` at `version`, if any; counts the use, and starts loading
+   * them (in the background, from `table`, a handle at that version) when the cache says so.
+   */
+  private heldVectors(name: string, version: number | undefined, table: Table): HeldVectors | undefined {
+    const cache = this.vectorCache;
+    if (!cache || version === undefined) return undefined;
+    const held = cache.get(name, version);
+    if (held) return held;
+    const size = this.vectorSizes.get(name);
+    if (size?.version !== version) {
+      // the size decides whether the vectors fit: read once per version, off the search's path
+      const known = { version, bytes: Number.NaN };
+      this.vectorSizes.set(name, known);
+      this.vectorBytes(table)
+        .then((bytes) => (known.bytes = bytes))
+        .catch(() => {});
+      return undefined;
+    }
+    const bytes = size.bytes;
+    if (!Number.isFinite(bytes) || !cache.use(name, version, bytes)) return undefined;
+    const load = this.loadVectors(table, bytes)
+      .then((loaded) => cache.loaded(name, version, loaded))
+      .catch(() => cache.failed(name, version))
+      .finally(() => this.vectorLoads.delete(load));
+    this.vectorLoads.add(load);
+    return undefined;
+  }
+  /** Of the store itself: the size of each table's vectors at the version last searched. */
+  private readonly vectorSizes = new Map<string, { version: number; bytes: number }>();
+
+  /** The size of a table's vectors: rows × dimension × 4 bytes. */
+  private async vectorBytes(table: Table): Promise<number> {
+    const [rows, schema] = await Promise.all([table.countRows(), table.schema()]);
+    const type = schema.fields.find((field) => field.name === "vector")?.type as { listSize?: number } | undefined;
+    return rows * (type?.listSize ?? 0) * 4;
+  }
+
+  /** Reads a table's whole vector column (batch by batch) into one array. */
+  private async loadVectors(table: Table, bytes: number): Promise<HeldVectors> {
+    const schema = await table.schema();
+    const dimension = (schema.fields.find((field) => field.name === "vector")?.type as { listSize: number }).listSize;
+    const capacity = Math.floor(bytes / 4 / dimension);
+    const vectors = new Float32Array(capacity * dimension);
+    const rows = new Map<number, number>();
+    const ids: string[] = [];
+    for await (const batch of table.query().select(["id", "vector"]).withRowId()) {
+      if (!this.vectorCache) throw new InternalError("STORE_CLOSED", "The store was closed while loading vectors");
+      const idColumn = batch.getChild("id");
+      const rowColumn = batch.getChild("_rowid");
+      // The batch's vectors are one run of floats (a fixed-size list column): copied a row at a time
+      // from it, with no array made per row.
+      const data = batch.getChild("vector")?.data[0];
+      const floats = data?.children[0]?.values as Float32Array | undefined;
+      if (!data || !floats) continue;
+      for (let i = 0; i < batch.numRows; i++) {
+        if (!data.getValid(i) || ids.length >= capacity) continue;
+        const start = i * dimension; // (a sliced list's child values start at its first row already)
+        vectors.set(floats.subarray(start, start + dimension), ids.length * dimension);
+        rows.set(Number(rowColumn?.get(i)), ids.length);
+        ids.push(String(idColumn?.get(i)));
+      }
+    }
+    return { dimension, rows, ids, vectors };
+  }
+
+  /** Settles once no load of vectors is under way (tests; closing). */
+  async vectorLoadsSettled(): Promise<void> {
+    while (this.vectorLoads.size > 0) await Promise.allSettled([...this.vectorLoads]);
   }
 
   /**
@@ -894,6 +996,8 @@ export class LanceStore {
 
   close(): void {
     this.tables.clear();
+    // (a load under way stops at its next batch)
+    this.vectorCache = null;
     this.db.close();
   }
 }

@@ -205,3 +205,40 @@ describe("LanceStore snapshots", () => {
     await expect(store.similaritiesOfRows("index_snap", unit(1, 0, 0, 0), [{ id: "q", score: 1, row: 0n }])).rejects.toThrow(/snapshot/);
   });
 });
+
+describe("LanceStore vectors held in memory (a long-running process)", () => {
+  it("rescores from held vectors exactly as from read rows, and never from another version's", async () => {
+    const held = mkdtempSync(path.join(tmpdir(), "semsearch-store-held-"));
+    const store = await LanceStore.open(held, { vectorCacheBytes: 1024 * 1024 });
+    const plain = await LanceStore.open(held);
+    try {
+      await store.createIndexTable("index_held", 4);
+      const rows = Array.from({ length: 40 }, (_, i) => ({ id: `o${i}`, seq: i + 1, text: `pears number ${i}`, vector: unit(1, i % 5, (i * 7) % 11, i % 3) }));
+      await store.upsertIndexRows("index_held", rows);
+      await store.optimizeIndexTable("index_held");
+      const query = unit(2, 1, 0, 1);
+      const scores = async (on: LanceStore) => {
+        const snapshot = on.snapshot();
+        const hits = await snapshot.textSearch("index_held", "pears", 100);
+        const rescored = await snapshot.similaritiesOfRows("index_held", query, hits);
+        const nearest = await snapshot.vectorSearch("index_held", query, 10);
+        return { rescored: new Map(rescored.map((hit) => [hit.id, hit.score])), nearest };
+      };
+      const reference = await scores(plain);
+      expect(reference.rescored.size).toBe(40);
+      // the searches that make the store load the table's vectors, then searches from them
+      for (let i = 0; i < 6; i++) {
+        expect(await scores(store)).toEqual(reference);
+        await store.vectorLoadsSettled();
+      }
+      // Another writer changes a vector: the next snapshot reads the new one, not the held copy.
+      await plain.upsertIndexRows("index_held", [{ id: "o3", seq: 41, text: "pears number 3", vector: unit(0, 0, 0, 1) }]);
+      const changed = await scores(store);
+      expect(changed.rescored.get("o3")).toBeCloseTo(1 / Math.sqrt(6), 5);
+      expect(changed).toEqual(await scores(plain));
+    } finally {
+      store.close();
+      plain.close();
+    }
+  });
+});
