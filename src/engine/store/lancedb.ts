@@ -239,6 +239,8 @@ export class LanceStore {
   private vectorCache: VectorCache | null = null;
   /** Of the store itself: loads of vectors under way. */
   private readonly vectorLoads = new Set<Promise<void>>();
+  /** Of the store itself: the size of each table's vectors at the version last searched. */
+  private readonly vectorSizes = new Map<string, { version: number; bytes: number }>();
 
   private constructor(
     private readonly dir: string,
@@ -818,9 +820,6 @@ export class LanceStore {
     this.vectorLoads.add(load);
     return undefined;
   }
-  /** Of the store itself: the size of each table's vectors at the version last searched. */
-  private readonly vectorSizes = new Map<string, { version: number; bytes: number }>();
-
   /** The size of a table's vectors: rows × dimension × 4 bytes. */
   private async vectorBytes(table: Table): Promise<number> {
     const [rows, schema] = await Promise.all([table.countRows(), table.schema()]);
@@ -856,7 +855,7 @@ export class LanceStore {
     return { dimension, rows, ids, vectors };
   }
 
-  /** Settles once no load of vectors is under way (tests; closing). */
+  /** Settles once no load of vectors is under way (for tests). */
   async vectorLoadsSettled(): Promise<void> {
     while (this.vectorLoads.size > 0) await Promise.allSettled([...this.vectorLoads]);
   }
