@@ -15,6 +15,7 @@ import { BUNDLED_SPEC, loadModel } from "../engine/embedding/registry.js";
 import { segmentText } from "../engine/indexing/segment.js";
 import { indexTableName, Project } from "../engine/project.js";
 import { compareRanked, type ScoredId } from "../engine/search/fuse.js";
+import { scoredIds } from "../engine/store/rows.js";
 import { VECTOR_CANDIDATES } from "../engine/search/limits.js";
 import { loadCollection } from "./collections.js";
 import { prepareIndex } from "./main.js";
@@ -212,10 +213,9 @@ async function collectParts(depth: number, withSegments: boolean): Promise<Parts
   const parts: Parts[] = [];
   for (const query of collection.queries) {
     const [vector] = await model.embedTexts([query.text]);
-    const [lexical, nearest] = await Promise.all([
-      store.textSearch(table, query.text, depth),
-      store.vectorSearch(table, vector as Float32Array, VECTOR_CANDIDATES),
-    ]);
+    const [lexical, nearest] = (
+      await Promise.all([store.textSearch(table, query.text, depth), store.vectorSearch(table, vector as Float32Array, VECTOR_CANDIDATES)])
+    ).map(scoredIds) as [ScoredId[], ScoredId[]];
     const cosine = new Map(nearest.map((n) => [n.id, n.score]));
     const missing = lexical.map((l) => l.id).filter((id) => !cosine.has(id));
     for (const s of await store.similarities(table, vector as Float32Array, missing)) cosine.set(s.id, s.score);

@@ -23,26 +23,6 @@ export const DEFAULT_VECTOR_WEIGHT = 0.4;
 /** Lexical matches whose exact cosine similarity is computed for the fusion. */
 export const LEXICAL_RESCORE_DEPTH = 1000;
 
-/** Scales scores to [0, 1] by the maximum (for non-negative scores such as BM25). */
-export function normaliseByMax(items: readonly ScoredId[]): ScoredId[] {
-  const max = items.reduce((m, item) => Math.max(m, item.score), 0);
-  if (!(max > 0)) return items.map((item) => ({ id: item.id, score: 0 }));
-  return items.map((item) => ({ id: item.id, score: item.score / max }));
-}
-
-/** Min-max scaling to [0, 1]; every score becomes 1 when they are all equal. */
-export function normaliseMinMax(items: readonly ScoredId[]): ScoredId[] {
-  if (items.length === 0) return [];
-  let min = Infinity;
-  let max = -Infinity;
-  for (const item of items) {
-    min = Math.min(min, item.score);
-    max = Math.max(max, item.score);
-  }
-  const range = max - min;
-  return items.map((item) => ({ id: item.id, score: range > 0 ? (item.score - min) / range : 1 }));
-}
-
 /** Descending score, ties broken by id so that every page of a query sees the same order. */
 export function compareRanked(a: ScoredId, b: ScoredId): number {
   if (b.score !== a.score) return b.score - a.score;
@@ -50,19 +30,146 @@ export function compareRanked(a: ScoredId, b: ScoredId): number {
 }
 
 /**
- * Fuses the two parts into one ranked union.
- * @param lexical BM25 matches
- * @param cosine cosine similarity of every candidate that has one (the nearest objects and rescored lexical matches)
+ * The two parts of a hybrid ranking, position by position: the lexical matches (best BM25 first)
+ * and the nearest objects with their exact cosine, joined by `nearestOf` (lexical match i is nearest
+ * object `nearestOf[i]`, or none: -1), and the exact cosine of the top lexical matches that are not
+ * among the nearest (`rescored[i]` for lexical match i; NaN when it has none).
  */
-export function fuseWeighted(
-  lexical: readonly ScoredId[],
-  cosine: readonly ScoredId[],
-  vectorWeight: number = DEFAULT_VECTOR_WEIGHT,
-): ScoredId[] {
-  const fused = new Map<string, number>();
-  for (const item of normaliseByMax(lexical)) fused.set(item.id, (1 - vectorWeight) * item.score);
-  for (const item of normaliseMinMax(cosine)) {
-    fused.set(item.id, (fused.get(item.id) ?? 0) + vectorWeight * item.score);
+export interface HybridParts {
+  lexical: ArrayLike<number>;
+  nearest: ArrayLike<number>;
+  nearestOf: Int32Array;
+  rescored: ArrayLike<number>;
+}
+
+/**
+ * Fused scores of the union: candidate i < lexical.length is lexical match i, candidate
+ * lexical.length + k the nearest object `nearestOnly[k]`, which matched no term.
+ */
+export interface FusedParts {
+  scores: Float64Array;
+  nearestOnly: Int32Array;
+}
+
+/**
+ * Fuses the two parts (see the top of this file): BM25 divided by the best BM25 of the query,
+ * cosine min-max scaled over every candidate that has one (the nearest and the rescored lexical
+ * matches), `(1 - w) * lexical + w * vector`, 0 standing in for a part a candidate has no score in.
+ * Position by position, with no map from ids: at 10,000 matches a map of them cost 1.7 ms a search.
+ */
+export function fuseWeighted(parts: HybridParts, vectorWeight: number = DEFAULT_VECTOR_WEIGHT): FusedParts {
+  const { lexical, nearest, nearestOf, rescored } = parts;
+  let best = 0;
+  for (let i = 0; i < lexical.length; i++) best = Math.max(best, lexical[i] as number);
+  let min = Infinity;
+  let max = -Infinity;
+  const matched = new Uint8Array(nearest.length);
+  for (let i = 0; i < nearest.length; i++) {
+    min = Math.min(min, nearest[i] as number);
+    max = Math.max(max, nearest[i] as number);
   }
-  return [...fused].map(([id, score]) => ({ id, score })).sort(compareRanked);
+  for (let i = 0; i < lexical.length; i++) {
+    const at = nearestOf[i] as number;
+    if (at >= 0) matched[at] = 1;
+    else if (i < rescored.length && !Number.isNaN(rescored[i])) {
+      min = Math.min(min, rescored[i] as number);
+      max = Math.max(max, rescored[i] as number);
+    }
+  }
+  const range = max - min;
+  const scaled = (cosine: number) => (range > 0 ? (cosine - min) / range : 1);
+  let unmatched = 0;
+  for (let k = 0; k < nearest.length; k++) if (!matched[k]) unmatched += 1;
+  const scores = new Float64Array(lexical.length + unmatched);
+  const nearestOnly = new Int32Array(unmatched);
+  for (let i = 0; i < lexical.length; i++) {
+    let score = (1 - vectorWeight) * (best > 0 ? (lexical[i] as number) / best : 0);
+    const at = nearestOf[i] as number;
+    if (at >= 0) score += vectorWeight * scaled(nearest[at] as number);
+    else if (i < rescored.length && !Number.isNaN(rescored[i])) score += vectorWeight * scaled(rescored[i] as number);
+    scores[i] = score;
+  }
+  for (let k = 0, c = lexical.length; k < nearest.length; k++) {
+    if (matched[k]) continue;
+    nearestOnly[c - lexical.length] = k;
+    scores[c++] = vectorWeight * scaled(nearest[k] as number);
+  }
+  return { scores, nearestOnly };
+}
+
+/** A ranked list, sorted only as far as it is read. */
+export interface Ranked {
+  /** how many items it holds */
+  readonly count: number;
+  /** its first `n` items, best first (compareRanked) */
+  top(n: number): ScoredId[];
+}
+
+/** A list already in ranked order. */
+export function rankedList(sorted: ScoredId[]): Ranked {
+  return { count: sorted.length, top: (n) => sorted.slice(0, n) };
+}
+
+/**
+ * Candidates numbered 0 … scores.length - 1, ranked by descending score and then ascending id
+ * (compareRanked), at most `limit` of them: the first `n` are selected (a heap of n) and sorted, the
+ * rest never are. A search reads one page, and sorting every match was most of the fusion's time.
+ */
+export function rankedCandidates(scores: Float64Array, idOf: (candidate: number) => string, limit: number): Ranked {
+  const count = Math.min(limit, scores.length);
+  // a before b in the ranking
+  const before = (a: number, b: number) => {
+    const x = scores[a] as number;
+    const y = scores[b] as number;
+    return x > y || (x === y && idOf(a) < idOf(b));
+  };
+  let sorted: number[] = [];
+  return {
+    count,
+    top(n) {
+      const want = Math.min(n, count);
+      if (want > sorted.length) sorted = topCandidates(scores.length, want, before);
+      return sorted.slice(0, want).map((candidate) => ({ id: idOf(candidate), score: scores[candidate] as number }));
+    },
+  };
+}
+
+/** The first `n` of candidates 0 … total - 1 in the order `before`, best first. */
+function topCandidates(total: number, n: number, before: (a: number, b: number) => boolean): number[] {
+  if (n <= 0) return [];
+  // A heap of the best n so far, its root the worst of them.
+  const heap: number[] = [];
+  const down = (from: number) => {
+    let at = from;
+    while (true) {
+      const left = 2 * at + 1;
+      const right = left + 1;
+      let worst = at;
+      if (left < heap.length && before(heap[worst] as number, heap[left] as number)) worst = left;
+      if (right < heap.length && before(heap[worst] as number, heap[right] as number)) worst = right;
+      if (worst === at) return;
+      const moved = heap[at] as number;
+      heap[at] = heap[worst] as number;
+      heap[worst] = moved;
+      at = worst;
+    }
+  };
+  for (let candidate = 0; candidate < total; candidate++) {
+    if (heap.length < n) {
+      heap.push(candidate);
+      let at = heap.length - 1;
+      while (at > 0) {
+        const parent = (at - 1) >> 1;
+        if (!before(heap[parent] as number, heap[at] as number)) break;
+        const moved = heap[at] as number;
+        heap[at] = heap[parent] as number;
+        heap[parent] = moved;
+        at = parent;
+      }
+    } else if (before(candidate, heap[0] as number)) {
+      heap[0] = candidate;
+      down(0);
+    }
+  }
+  return heap.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
 }

@@ -1,12 +1,13 @@
 /** Ranking the rows of one table (objects or highlight segments) for a query, in each mode. */
-import { similaritiesOf, type LanceStore, type ScoredRow } from "../store/lancedb.js";
-import { compareRanked, fuseWeighted, LEXICAL_RESCORE_DEPTH, type ScoredId } from "./fuse.js";
+import type { LanceStore } from "../store/lancedb.js";
+import { cosines, reorderRows, scoredIds, type RowVectors, type ScoredRows } from "../store/rows.js";
+import { compareRanked, fuseWeighted, LEXICAL_RESCORE_DEPTH, rankedCandidates, rankedList, type Ranked, type ScoredId } from "./fuse.js";
 import { MAX_RESULTS, SMALL_FILTERED_SET, VECTOR_CANDIDATES } from "./limits.js";
 import { hybridTotal, neuralTotal, neuralWindow, type TotalEstimate } from "./paginate.js";
 import type { SearchMode } from "./request.js";
 
 export interface Ranking {
-  ranked: ScoredId[];
+  ranked: Ranked;
   estimate: TotalEstimate;
 }
 
@@ -28,30 +29,31 @@ export interface RankQuery {
    */
   lexical?: {
     table: string;
-    rows: Promise<ScoredRow[]>;
-    /** The stored vectors of its top LEXICAL_RESCORE_DEPTH rows, by id, read ahead for the rescoring. */
-    vectors?: Promise<Map<string, Float32Array>>;
+    rows: Promise<ScoredRows>;
+    /** The stored vectors of its top LEXICAL_RESCORE_DEPTH rows, by position, read ahead for the rescoring. */
+    vectors?: Promise<RowVectors>;
   };
 }
 
 /** The top `limit` lexical matches: the ones started early when they are these. */
-function lexicalRows(store: LanceStore, table: string, q: RankQuery, limit: number): Promise<ScoredRow[]> {
+function lexicalRows(store: LanceStore, table: string, q: RankQuery, limit: number): Promise<ScoredRows> {
   if (q.lexical && q.lexical.table === table && limit === MAX_RESULTS) return q.lexical.rows;
   return store.textSearch(table, q.text, limit, q.where);
 }
 
 /** Where the vector part of a ranking comes from: a table's own vectors, or (image indexes) the best image of each object. */
 export interface VectorSource {
-  nearest(vector: Float32Array, limit: number, where: string | undefined, exact: boolean): Promise<ScoredId[]>;
-  /** Exact similarities of rows a query of the same snapshot returned. */
-  similarities(vector: Float32Array, rows: readonly ScoredRow[]): Promise<ScoredId[]>;
+  /** The nearest rows (objects), best first, each scored by its exact cosine. */
+  nearest(vector: Float32Array, limit: number, where: string | undefined, exact: boolean): Promise<ScoredRows>;
+  /** Exact similarities of rows a query of the same snapshot returned, by position (NaN: the row has no vector). */
+  similarities(vector: Float32Array, rows: ScoredRows): Promise<Float64Array>;
 }
 
 /** The rows of `table`, by their own vectors. */
 export function tableVectors(store: LanceStore, table: string): VectorSource {
   return {
     nearest: (vector, limit, where, exact) => store.vectorSearch(table, vector, limit, where, exact),
-    similarities: (vector, rows) => store.similaritiesOfRows(table, vector, rows),
+    similarities: async (vector, rows) => cosines(vector, await store.vectorsOfRows(table, rows)),
   };
 }
 
@@ -71,14 +73,19 @@ export function bestImageVectors(store: LanceStore, imagesTable: string): Vector
       while (true) {
         const hits = await store.partVectorSearch(imagesTable, vector, rows, where, exact);
         const best = bestPerObject(hits);
-        if (best.length >= limit || hits.length < rows || rows >= MAX_IMAGE_ROWS) return best.slice(0, limit);
+        if (best.length >= limit || hits.length < rows || rows >= MAX_IMAGE_ROWS) return scoredRowsOf(best.slice(0, limit));
         rows = Math.min(rows * 4, MAX_IMAGE_ROWS);
       }
     },
     async similarities(vector, rows) {
-      return bestPerObject(await store.partSimilarities(imagesTable, vector, rows.map((hit) => hit.id)));
+      const best = new Map(bestPerObject(await store.partSimilarities(imagesTable, vector, rows.ids)).map((hit) => [hit.id, hit.score]));
+      return Float64Array.from(rows.ids, (id) => best.get(id) ?? Number.NaN);
     },
   };
+}
+
+function scoredRowsOf(items: readonly ScoredId[]): ScoredRows {
+  return { ids: items.map((item) => item.id), scores: Float64Array.from(items, (item) => item.score) };
 }
 
 /** The best score of each object among scored parts (images), best first. */
@@ -88,21 +95,53 @@ export function bestPerObject(parts: readonly { object_id: string; score: number
   return [...best].map(([id, score]) => ({ id, score })).sort(compareRanked);
 }
 
-async function rankHybrid(store: LanceStore, table: string, q: RankQuery, lexicalLimit: number, rescoreDepth: number, vectors: VectorSource): Promise<Ranking> {
-  const [vectorHits, lexicalHits] = await Promise.all([
-    vectors.nearest(q.vector, vectorCandidates(q), q.where, smallSet(q)),
-    lexicalRows(store, table, q, lexicalLimit),
-  ]);
+/**
+ * Where each lexical match is among the nearest (-1: not there): by LanceDB row id when both parts
+ * are rows of one snapshot's table, else by id (image indexes rank objects by their images).
+ */
+function joinNearest(lexical: ScoredRows, nearest: ScoredRows): Int32Array {
+  const out = new Int32Array(lexical.ids.length).fill(-1);
+  if (nearest.ids.length === 0) return out;
+  if (lexical.rows && nearest.rows) {
+    const at = new Map<number, number>();
+    nearest.rows.forEach((row, k) => at.set(row, k));
+    const rows = lexical.rows;
+    for (let i = 0; i < rows.length; i++) out[i] = at.get(rows[i] as number) ?? -1;
+  } else {
+    const at = new Map(nearest.ids.map((id, k) => [id, k]));
+    lexical.ids.forEach((id, i) => (out[i] = at.get(id) ?? -1));
+  }
+  return out;
+}
+
+/**
+ * @param keep how many of the fused candidates the ranking holds (objects: MAX_RESULTS; highlight
+ *   segments: fewer, and their lexical part and rescoring stop there too)
+ */
+async function rankHybrid(store: LanceStore, table: string, q: RankQuery, keep: number, rescoreDepth: number, vectors: VectorSource): Promise<Ranking> {
+  const [nearest, lexical] = await Promise.all([vectors.nearest(q.vector, vectorCandidates(q), q.where, smallSet(q)), lexicalRows(store, table, q, keep)]);
+  const nearestOf = joinNearest(lexical, nearest);
   // Exact cosine for the top lexical matches that are not among the nearest, so the vector part
   // scores every strong candidate (see fuse.ts for the measurements behind this).
-  const nearest = new Set(vectorHits.map((hit) => hit.id));
-  const rescore = lexicalHits.slice(0, rescoreDepth).filter((hit) => !nearest.has(hit.id));
-  const readAhead = q.lexical?.table === table && lexicalLimit === MAX_RESULTS && rescoreDepth === LEXICAL_RESCORE_DEPTH ? q.lexical.vectors : undefined;
-  const cosine = [...vectorHits, ...(readAhead ? similaritiesOf(q.vector, rescore, await readAhead) : await vectors.similarities(q.vector, rescore))];
-  const ranked = fuseWeighted(lexicalHits, cosine, q.vectorWeight).slice(0, MAX_RESULTS);
+  const depth = Math.min(rescoreDepth, lexical.ids.length);
+  const readAhead = q.lexical?.table === table && keep === MAX_RESULTS && rescoreDepth === LEXICAL_RESCORE_DEPTH ? q.lexical.vectors : undefined;
+  let rescored: Float64Array;
+  if (readAhead) {
+    rescored = cosines(q.vector, await readAhead);
+  } else {
+    const missing: number[] = [];
+    for (let i = 0; i < depth; i++) if ((nearestOf[i] as number) < 0) missing.push(i);
+    const scores = await vectors.similarities(q.vector, reorderRows(lexical, missing));
+    rescored = new Float64Array(depth).fill(Number.NaN);
+    missing.forEach((i, k) => (rescored[i] = scores[k] as number));
+  }
+  const fused = fuseWeighted({ lexical: lexical.scores, nearest: nearest.scores, nearestOf, rescored }, q.vectorWeight);
+  const matches = lexical.ids.length;
+  const idOf = (candidate: number) => (candidate < matches ? lexical.ids[candidate] : nearest.ids[fused.nearestOnly[candidate - matches] as number]) as string;
+  const ranked = rankedCandidates(fused.scores, idOf, keep);
   return {
     ranked,
-    estimate: hybridTotal(vectorHits.length, lexicalHits.length, ranked.length, lexicalHits.length >= MAX_RESULTS),
+    estimate: hybridTotal(nearest.ids.length, matches, Math.min(fused.scores.length, MAX_RESULTS), matches >= MAX_RESULTS),
   };
 }
 
@@ -126,7 +165,7 @@ function smallSet(q: RankQuery): boolean {
 export async function rankRows(store: LanceStore, table: string, q: RankQuery, depth = MAX_RESULTS, vectors: VectorSource = tableVectors(store, table)): Promise<Ranking> {
   const ranking = await rankByMode(store, table, q, depth, vectors);
   // A ranking that holds every row the filter leaves knows the exact total (rule 9).
-  if (q.filtered !== undefined && ranking.ranked.length === q.filtered) return { ...ranking, estimate: { total: q.filtered, exact: true } };
+  if (q.filtered !== undefined && ranking.ranked.count === q.filtered) return { ...ranking, estimate: { total: q.filtered, exact: true } };
   return ranking;
 }
 
@@ -139,25 +178,23 @@ export async function rankRows(store: LanceStore, table: string, q: RankQuery, d
  */
 async function nearestPages(vectors: VectorSource, vector: Float32Array, want: number, q: RankQuery): Promise<ScoredId[]> {
   const exact = smallSet(q);
-  const head = (await vectors.nearest(vector, Math.min(want, VECTOR_CANDIDATES), q.where, exact)).sort(compareRanked);
+  const head = scoredIds(await vectors.nearest(vector, Math.min(want, VECTOR_CANDIDATES), q.where, exact)).sort(compareRanked);
   if (want <= VECTOR_CANDIDATES || head.length < Math.min(want, VECTOR_CANDIDATES)) return head;
   const listed = new Set(head.map((hit) => hit.id));
-  const rest = (await vectors.nearest(vector, want, q.where, true)).filter((hit) => !listed.has(hit.id)).sort(compareRanked);
+  const rest = scoredIds(await vectors.nearest(vector, want, q.where, true)).filter((hit) => !listed.has(hit.id)).sort(compareRanked);
   return [...head, ...rest].slice(0, want);
 }
 
 async function rankByMode(store: LanceStore, table: string, q: RankQuery, depth: number, vectors: VectorSource): Promise<Ranking> {
   if (q.mode === "lexical") {
-    const ranked = [...(await lexicalRows(store, table, q, depth))].sort(compareRanked);
-    return { ranked, estimate: { total: ranked.length, exact: ranked.length < depth } };
+    const ranked = scoredIds(await lexicalRows(store, table, q, depth)).sort(compareRanked);
+    return { ranked: rankedList(ranked), estimate: { total: ranked.length, exact: ranked.length < depth } };
   }
   if (q.mode === "vector") {
     const window = depth < MAX_RESULTS ? depth : neuralWindow(q.offset, q.limit);
     const want = Math.max(window, depth < MAX_RESULTS ? 0 : Math.min(vectorCandidates(q), MAX_RESULTS));
     const ranked = await nearestPages(vectors, q.vector, want, q);
-    return { ranked, estimate: neuralTotal(q.offset, q.limit, want, ranked.length) };
+    return { ranked: rankedList(ranked), estimate: neuralTotal(q.offset, q.limit, want, ranked.length) };
   }
-  // Highlight segments need only the top `depth`: their lexical part and rescoring stop there too.
-  const ranking = await rankHybrid(store, table, q, depth < MAX_RESULTS ? depth : MAX_RESULTS, Math.min(depth, LEXICAL_RESCORE_DEPTH), vectors);
-  return depth < MAX_RESULTS ? { ...ranking, ranked: ranking.ranked.slice(0, depth) } : ranking;
+  return rankHybrid(store, table, q, depth, Math.min(depth, LEXICAL_RESCORE_DEPTH), vectors);
 }

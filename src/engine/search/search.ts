@@ -42,7 +42,7 @@ function searchMode(index: IndexRecord, asked: SearchMode | null): SearchMode {
 async function bestSegments(store: LanceStore, index: IndexRecord, q: RankQuery): Promise<Map<string, SegmentHit[]>> {
   const table = segmentTableName(index.id);
   // The filter's row count is of objects, not segments: segments rank without it.
-  const ranked = relevantSegments((await rankRows(store, table, { ...q, filtered: undefined }, MAX_HIGHLIGHTS)).ranked);
+  const ranked = relevantSegments((await rankRows(store, table, { ...q, filtered: undefined }, MAX_HIGHLIGHTS)).ranked.top(MAX_HIGHLIGHTS));
   const info = await store.segmentInfo(table, ranked.map((hit) => hit.id));
   const hits: SegmentHit[] = [];
   for (const { id, score } of ranked) {
@@ -103,7 +103,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   let lexical: RankQuery["lexical"];
   if (mode !== "vector") {
     const rows = store.textSearch(table, request.query, MAX_RESULTS, where);
-    const vectors = mode === "hybrid" && !image ? rows.then((hits) => store.vectorsOfRows(table, hits.slice(0, LEXICAL_RESCORE_DEPTH))) : undefined;
+    const vectors = mode === "hybrid" && !image ? rows.then((hits) => store.vectorsOfRows(table, hits, LEXICAL_RESCORE_DEPTH)) : undefined;
     rows.catch(() => {});
     vectors?.catch(() => {});
     lexical = { table, rows, ...(vectors ? { vectors } : {}) };
@@ -124,7 +124,9 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const { ranked: regular, estimate } = await rankRows(store, table, q, undefined, image ? bestImageVectors(store, imageTableName(index.id)) : undefined);
   const segments = request.highlights && highlightsEnabled(index.configuration) ? await bestSegments(store, index, q) : null;
   // An image index ranks an object by its best image already: its highlights do not reorder results.
-  const ranked: ScoredId[] = segments && !image ? rankByHighlights(segments, regular) : regular;
+  // (Only the page is ranked in full order, unless highlights put objects before the regular ranking.)
+  const ranked: ScoredId[] = segments && !image ? rankByHighlights(segments, regular.top(MAX_RESULTS)) : regular.top(request.offset + request.limit);
+  const available = segments && !image ? ranked.length : regular.count;
 
   const page = ranked.slice(request.offset, request.offset + request.limit);
   const ids = page.map((hit) => hit.id);
@@ -153,8 +155,8 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
     hits.push(hit);
   }
   // Highlighted objects outside the regular ranking make the list longer than its total: then a minimum.
-  const total = ranked.length > regular.length ? { ...estimate, exact: false } : estimate;
-  return withState({ hits, pagination: paginate(request.offset, request.limit, ranked.length, total) });
+  const total = available > regular.count ? { ...estimate, exact: false } : estimate;
+  return withState({ hits, pagination: paginate(request.offset, request.limit, available, total) });
 }
 
 /**

@@ -8,15 +8,18 @@
  * only while it fits in the budget next to the tables already held: nothing is evicted for another
  * table, so two tables that do not fit together never take turns being loaded.
  */
+import type { RowIndex } from "./rows.js";
 
 /** One table's vectors at one version: row `i` of `vectors` holds the vector of the row whose LanceDB row id maps to `i`. */
 export interface HeldVectors {
   dimension: number;
   /** Row id (as a number: LanceDB row ids are a fragment number and an offset, well under 2^53) → row index. */
-  rows: Map<number, number>;
+  rows: RowIndex;
   /** Each row's `id`: a lookup whose id differs is a miss, never another row's vector. */
   ids: string[];
   vectors: Float32Array;
+  /** Each row's sum of squares (see rows.ts: cosines) */
+  norms: Float64Array;
 }
 
 interface Entry {

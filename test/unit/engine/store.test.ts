@@ -7,6 +7,7 @@ import { fieldResolver, filterColumn } from "../../../src/engine/filter-fields.j
 import { parseFilter, type FilterNode } from "../../../src/engine/search/filter-syntax.js";
 import { compileFilter } from "../../../src/engine/search/filters.js";
 import { BITMAP_MAX_DISTINCT, LanceStore, type ObjectRow } from "../../../src/engine/store/lancedb.js";
+import { cosines, scoredIds } from "../../../src/engine/store/rows.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "semsearch-store-"));
 const storePromise = LanceStore.open(dir);
@@ -58,15 +59,15 @@ describe("LanceStore index tables", () => {
       { id: "y", seq: 2, text: "green pears", vector: unit(0, 1, 0, 0) },
       { id: "z", seq: 3, text: "blue sky", vector: unit(1, 1, 0, 0) },
     ]);
-    expect((await store.textSearch("index_t", "pears", 10)).map((r) => r.id).sort()).toEqual(["x", "y"]);
-    expect(await store.textSearch("index_t", "   ", 10)).toEqual([]);
-    const nearest = await store.vectorSearch("index_t", unit(1, 0.1, 0, 0), 2);
+    expect([...(await store.textSearch("index_t", "pears", 10)).ids].sort()).toEqual(["x", "y"]);
+    expect((await store.textSearch("index_t", "   ", 10)).ids).toEqual([]);
+    const nearest = scoredIds(await store.vectorSearch("index_t", unit(1, 0.1, 0, 0), 2));
     expect(nearest.map((r) => r.id)).toEqual(["x", "z"]);
     expect(nearest[0]?.score).toBeGreaterThan(0.99);
     await store.optimizeIndexTable("index_t");
     await store.upsertIndexRows("index_t", [{ id: "y", seq: 4, text: "yellow bananas", vector: unit(0, 1, 0, 0) }]);
-    expect((await store.textSearch("index_t", "pears", 10)).map((r) => r.id)).toEqual(["x"]);
-    expect((await store.textSearch("index_t", "bananas", 10)).map((r) => r.id)).toEqual(["y"]);
+    expect([...(await store.textSearch("index_t", "pears", 10)).ids]).toEqual(["x"]);
+    expect([...(await store.textSearch("index_t", "bananas", 10)).ids]).toEqual(["y"]);
     expect(await store.countRows("index_t")).toBe(3);
     await store.deleteIndexRows("index_t", ["x"]);
     expect([...(await store.presentIds("index_t", ["x", "y"]))]).toEqual(["y"]);
@@ -101,14 +102,14 @@ describe("LanceStore filter columns (real LanceDB)", () => {
     for (const [i, value] of NASTY.entries()) {
       const quoted = `"${value.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
       const hits = await store.vectorSearch(table, unit(1, 0), 100, where(`name:${quoted}`));
-      expect(hits.map((hit) => hit.id), value).toEqual([`n${i}`]);
+      expect(hits.ids, value).toEqual([`n${i}`]);
     }
     expect(await store.countRows(table, where("price:<10"))).toBe(1);
     expect(await store.countRows(table, where("price:*"))).toBe(1);
     // NOT includes rows without a value
     expect(await store.countRows(table, where("NOT price:<10"))).toBe(NASTY.length + 1);
-    expect((await store.textSearch(table, "priced", 10, where("price:[9 TO 10]"))).map((hit) => hit.id)).toEqual(["p1"]);
-    expect(await store.textSearch(table, "priced", 10, where("price:{9.5 TO 10]"))).toEqual([]);
+    expect((await store.textSearch(table, "priced", 10, where("price:[9 TO 10]"))).ids).toEqual(["p1"]);
+    expect((await store.textSearch(table, "priced", 10, where("price:{9.5 TO 10]"))).ids).toEqual([]);
   });
 
   it("indexes text columns with few values as bitmaps, others as B-trees, and switches a bitmap that outgrows it", async () => {
@@ -171,8 +172,8 @@ describe("LanceStore snapshots", () => {
     await store.optimizeIndexTable("index_snap");
     const snapshot = store.snapshot();
     const hits = await snapshot.textSearch("index_snap", "pears", 10);
-    expect(hits.map((hit) => hit.id).sort()).toEqual(["p", "q"]);
-    expect(hits.every((hit) => typeof hit.row === "bigint")).toBe(true);
+    expect([...hits.ids].sort()).toEqual(["p", "q"]);
+    expect(hits.rows?.length).toBe(2);
 
     // Another writer (a second store, as the worker is a second process) changes, then compacts the table.
     const writer = await LanceStore.open(dir);
@@ -185,10 +186,10 @@ describe("LanceStore snapshots", () => {
     }
 
     // The snapshot still reads the old version: same rows, and its row ids still name them.
-    expect((await snapshot.textSearch("index_snap", "pears", 10)).map((hit) => hit.id).sort()).toEqual(["p", "q"]);
+    expect([...(await snapshot.textSearch("index_snap", "pears", 10)).ids].sort()).toEqual(["p", "q"]);
     expect(await snapshot.countRows("index_snap")).toBe(2);
-    const scored = await snapshot.similaritiesOfRows("index_snap", unit(1, 0, 0, 0), hits);
-    const byId = new Map(scored.map((hit) => [hit.id, hit.score]));
+    const scored = cosines(unit(1, 0, 0, 0), await snapshot.vectorsOfRows("index_snap", hits));
+    const byId = new Map(hits.ids.map((id, i) => [id, scored[i]]));
     expect(byId.get("p")).toBeCloseTo(1, 5);
     expect(byId.get("q")).toBeCloseTo(Math.SQRT1_2, 5);
     // The same as LanceDB's own cosine over the latest rows (q is in both).
@@ -196,13 +197,13 @@ describe("LanceStore snapshots", () => {
     expect(byId.get("q")).toBeCloseTo(exact?.score as number, 5);
 
     // The store itself, and a new snapshot, see the latest version.
-    expect((await store.textSearch("index_snap", "pears", 10)).map((hit) => hit.id).sort()).toEqual(["q", "r"]);
-    expect((await store.snapshot().textSearch("index_snap", "pears", 10)).map((hit) => hit.id).sort()).toEqual(["q", "r"]);
+    expect([...(await store.textSearch("index_snap", "pears", 10)).ids].sort()).toEqual(["q", "r"]);
+    expect([...(await store.snapshot().textSearch("index_snap", "pears", 10)).ids].sort()).toEqual(["q", "r"]);
   });
 
   it("refuses row ids outside a snapshot", async () => {
     const store = await storePromise;
-    await expect(store.similaritiesOfRows("index_snap", unit(1, 0, 0, 0), [{ id: "q", score: 1, row: 0n }])).rejects.toThrow(/snapshot/);
+    await expect(store.vectorsOfRows("index_snap", { ids: ["q"], scores: Float64Array.of(1), rows: Float64Array.of(0) })).rejects.toThrow(/snapshot/);
   });
 });
 
@@ -220,9 +221,9 @@ describe("LanceStore vectors held in memory (a long-running process)", () => {
       const scores = async (on: LanceStore) => {
         const snapshot = on.snapshot();
         const hits = await snapshot.textSearch("index_held", "pears", 100);
-        const rescored = await snapshot.similaritiesOfRows("index_held", query, hits);
-        const nearest = await snapshot.vectorSearch("index_held", query, 10);
-        return { rescored: new Map(rescored.map((hit) => [hit.id, hit.score])), nearest };
+        const rescored = cosines(query, await snapshot.vectorsOfRows("index_held", hits));
+        const nearest = scoredIds(await snapshot.vectorSearch("index_held", query, 10));
+        return { rescored: new Map(hits.ids.map((id, i) => [id, rescored[i]])), nearest };
       };
       const reference = await scores(plain);
       expect(reference.rescored.size).toBe(40);

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { VECTOR_CACHE_BYTES, vectorCacheBytes } from "../../../src/engine/context.js";
+import { RowIndex } from "../../../src/engine/store/rows.js";
 import { USES_BEFORE_LOAD, VectorCache, type HeldVectors } from "../../../src/engine/store/vector-cache.js";
 
-const held = (bytes: number): HeldVectors => ({ dimension: 1, rows: new Map(), ids: [], vectors: new Float32Array(bytes / 4) });
+const held = (bytes: number): HeldVectors => ({ dimension: 1, rows: new RowIndex(), ids: [], vectors: new Float32Array(bytes / 4), norms: new Float64Array(bytes / 4) });
 
 /** Uses a table at a version until the cache says to load it; returns after how many uses, or null. */
 function usesUntilLoad(cache: VectorCache, table: string, version: number, bytes: number, most = 10): number | null {

@@ -38,7 +38,7 @@ async function page(query: Float32Array, offset: number, limit: number): Promise
   const snapshot = store.snapshot();
   const q: RankQuery = { mode: "vector", text: "", vector: query, vectorWeight: 0.4, offset, limit };
   const { ranked } = await rankRows(snapshot, "index_v", q, undefined, tableVectors(snapshot, "index_v"));
-  return ranked.slice(offset, offset + limit).map((hit) => hit.id);
+  return ranked.top(offset + limit).slice(offset).map((hit) => hit.id);
 }
 
 describe("neural-only paging with an HNSW index", () => {
