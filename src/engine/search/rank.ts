@@ -119,15 +119,20 @@ function joinNearest(lexical: ScoredRows, nearest: ScoredRows): Int32Array {
  *   segments: fewer, and their lexical part and rescoring stop there too)
  */
 async function rankHybrid(store: LanceStore, table: string, q: RankQuery, keep: number, rescoreDepth: number, vectors: VectorSource): Promise<Ranking> {
-  const [nearest, lexical] = await Promise.all([vectors.nearest(q.vector, vectorCandidates(q), q.where, smallSet(q)), lexicalRows(store, table, q, keep)]);
-  const nearestOf = joinNearest(lexical, nearest);
+  const pending = vectors.nearest(q.vector, vectorCandidates(q), q.where, smallSet(q));
+  pending.catch(() => {});
+  const lexical = await lexicalRows(store, table, q, keep);
   // Exact cosine for the top lexical matches that are not among the nearest, so the vector part
-  // scores every strong candidate (see fuse.ts for the measurements behind this).
+  // scores every strong candidate (see fuse.ts for the measurements behind this). When their vectors
+  // were read ahead, it is computed here, while LanceDB looks for the nearest.
   const depth = Math.min(rescoreDepth, lexical.ids.length);
   const readAhead = q.lexical?.table === table && keep === MAX_RESULTS && rescoreDepth === LEXICAL_RESCORE_DEPTH ? q.lexical.vectors : undefined;
+  const early = readAhead ? cosines(q.vector, await readAhead) : undefined;
+  const nearest = await pending;
+  const nearestOf = joinNearest(lexical, nearest);
   let rescored: Float64Array;
-  if (readAhead) {
-    rescored = cosines(q.vector, await readAhead);
+  if (early) {
+    rescored = early;
   } else {
     const missing: number[] = [];
     for (let i = 0; i < depth; i++) if ((nearestOf[i] as number) < 0) missing.push(i);

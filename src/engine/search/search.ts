@@ -94,8 +94,10 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   // The filter is checked against the index even when nothing is indexed yet, so its errors do not depend on timing.
   const where = request.filter ? compileFilter(request.filter, fieldResolver(index.configuration, await store.filterColumns(table))) : undefined;
   const filtered = where === undefined ? undefined : await store.countRows(table, where);
-  // (a filter that leaves rows already says the index has some)
-  if (filtered === 0 || (filtered === undefined && (await store.countRows(table)) === 0)) return empty;
+  if (filtered === 0) return empty;
+  // (a filter that leaves rows already says the index has some; without one, the count runs beside the lexical query)
+  const count = filtered ?? store.countRows(table);
+  Promise.resolve(count).catch(() => {});
   const image = isImageIndex(index.configuration);
   // What needs no vector is read while the query is embedded (in a cold process, while the model
   // loads): the lexical part, the stored vectors of its top matches for the rescoring, and (a
@@ -108,6 +110,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
     vectors?.catch(() => {});
     lexical = { table, rows, ...(vectors ? { vectors } : {}) };
   }
+  if ((await count) === 0) return empty;
   if (ctx.oneShot && mode !== "lexical" && !image) store.prewarmVectorIndex(table).catch(() => {});
   const vector = await queryVector;
   const q: RankQuery = {
