@@ -72,8 +72,9 @@ export class EngineContext {
   }
 
   /**
-   * The query thread of a model (started on first use). A one-shot process's skips onnxruntime's
-   * weight prepacking, which makes loading faster and each query slower (embedding/registry.ts).
+   * The query thread of a model (started on first use). Every process's is loaded the same way (with
+   * onnxruntime's weight prepacking): a one-shot CLI without it loaded about 14 ms faster, but its
+   * query vectors differed from a server's in the seventh decimal, enough to swap near-tied results.
    */
   private queryPool(spec: ModelSpec): Promise<EmbeddingPool> {
     // After close, nothing starts a thread: a prepared search that never ran must not outlive the engine.
@@ -81,7 +82,7 @@ export class EngineContext {
     const key = JSON.stringify(spec);
     let pool = this.queryPools.get(key);
     if (!pool) {
-      pool = import("./embedding/pool.js").then(({ createThreadPool }) => createThreadPool(spec, 1, { unrefIdle: true, fewTexts: this.oneShot }));
+      pool = import("./embedding/pool.js").then(({ createThreadPool }) => createThreadPool(spec, 1, { unrefIdle: true }));
       this.queryPools.set(key, pool);
     }
     return pool;

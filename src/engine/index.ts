@@ -62,10 +62,9 @@ export interface EngineOptions {
    */
   onWarning?: (warning: Warning) => void;
   /**
-   * The process answers a search or two and exits (the CLI): its query thread loads the model as
-   * fast as it can (without onnxruntime's weight prepacking, so each query costs more), the vector
-   * index is loaded while the query is embedded, and no vectors are held in memory for the
-   * rescoring. A long-running process (a server) leaves this unset.
+   * The process answers a search or two and exits (the CLI): the vector index is loaded while the
+   * query is embedded, and no vectors are held in memory for the rescoring. A long-running process
+   * (a server) leaves this unset.
    */
   oneShot?: boolean;
 }

@@ -10,8 +10,8 @@ type Request = { id: number; texts: string[]; role?: EmbedRole } | { id: number;
 
 const port = parentPort;
 if (!port) throw new Error("embed-thread must run as a worker thread");
-const { model, imageCache, imageConcurrency, fewTexts } = workerData as { model: ModelSpec; imageCache: string | null; imageConcurrency: number; fewTexts: boolean };
-const provider = loadModel(model, 1, { fewTexts });
+const { model, imageCache, imageConcurrency } = workerData as { model: ModelSpec; imageCache: string | null; imageConcurrency: number };
+const provider = loadModel(model, 1);
 // The pool learns when the model is loaded (or failed to load): only then may the thread be stopped.
 // A model that cannot be loaded fails every request with its own error, not an unhandled rejection.
 provider.then(

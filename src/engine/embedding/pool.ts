@@ -62,8 +62,6 @@ export interface PoolOptions {
    * aborts or hangs the process.
    */
   unrefIdle?: boolean;
-  /** The threads will embed a query or two: their models load fast rather than for throughput (see LoadOptions). */
-  fewTexts?: boolean;
 }
 
 /** Threads to use: SEMSEARCH_THREADS, else one per available core. */
@@ -124,7 +122,7 @@ export function createThreadPool(model: ModelSpec, threads = defaultThreadCount(
   for (let i = 0; i < threads; i++) {
     // HTTP requests at once are shared among the threads (8 in all, at least one each).
     const imageConcurrency = Math.max(1, Math.floor(IMAGE_REQUESTS / threads));
-    const worker = new Worker(new URL("./embed-thread.js", import.meta.url), { workerData: { model, imageCache: options.imageCache ?? null, imageConcurrency, fewTexts: options.fewTexts === true } });
+    const worker = new Worker(new URL("./embed-thread.js", import.meta.url), { workerData: { model, imageCache: options.imageCache ?? null, imageConcurrency } });
     const slot: Slot = { worker, busy: null, loaded: false, onIdle: [] };
     worker.on("exit", () => {
       slot.loaded = true;

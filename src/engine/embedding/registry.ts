@@ -31,23 +31,14 @@ export function indexModel(index: Pick<IndexRecord, "model" | "embedding">): Mod
 
 const loaded = new Map<string, Promise<EmbeddingProvider>>();
 
-export interface LoadOptions {
-  /**
-   * The model will embed a query or two, then the process ends (a one-shot command's query thread):
-   * load it as fast as possible rather than for throughput. The bundled model then skips
-   * onnxruntime's weight prepacking: about 35 ms less to load, about 70% more per text.
-   */
-  fewTexts?: boolean;
-}
-
 /** Loads a model once per thread; `threads` is the runtime's own thread count (ONNX models). */
-export function loadModel(spec: ModelSpec, threads = 1, options: LoadOptions = {}): Promise<EmbeddingProvider> {
-  const key = `${JSON.stringify(spec)}#${threads}#${options.fewTexts === true}`;
+export function loadModel(spec: ModelSpec, threads = 1): Promise<EmbeddingProvider> {
+  const key = `${JSON.stringify(spec)}#${threads}`;
   let provider = loaded.get(key);
   if (!provider) {
     provider =
       spec.source === "bundled"
-        ? import("./use.js").then((use) => use.loadUniversalSentenceEncoder(threads, options))
+        ? import("./use.js").then((use) => use.loadUniversalSentenceEncoder(threads))
         : import("./transformers.js").then((hf) => hf.loadTransformersModel(spec, threads));
     // A failed load (a missing model, say) is not remembered: the next call tries again.
     provider.catch(() => loaded.delete(key));

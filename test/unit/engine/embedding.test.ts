@@ -73,6 +73,24 @@ describe("embedding pool", () => {
     }
   });
 
+  it("embeds a query to the same bits in a one-shot process (the CLI) as in a long-running one (a server)", async () => {
+    // A search's output must not depend on whether a server answered it: query vectors that differed in
+    // the seventh decimal (one thread loaded without weight prepacking) swapped near-tied results.
+    const { EngineContext } = (await import(new URL("../../../dist/engine/context.js", import.meta.url).href)) as typeof import("../../../src/engine/context.js");
+    const { Project } = (await import(new URL("../../../dist/engine/project.js", import.meta.url).href)) as typeof import("../../../src/engine/project.js");
+    const dir = mkdtempSync(path.join(tmpdir(), "semsearch-query-bits-"));
+    const oneShot = new EngineContext(new Project(dir), { oneShot: true });
+    const longRunning = new EngineContext(new Project(dir));
+    try {
+      for (const query of ["where do kittens sleep", "0-dimensional biomaterials lack inductive properties", "interest rates"]) {
+        expect(Array.from(await oneShot.embedQuery(BUNDLED_SPEC, query)), query).toEqual(Array.from(await longRunning.embedQuery(BUNDLED_SPEC, query)));
+      }
+    } finally {
+      await oneShot.close();
+      await longRunning.close();
+    }
+  });
+
   it("embeds a query with its role in a thread, as the in-thread model does", async () => {
     const built = new URL("../../../dist/engine/embedding/pool.js", import.meta.url).href;
     const { createThreadPool } = (await import(built)) as typeof import("../../../src/engine/embedding/pool.js");
