@@ -16,7 +16,8 @@ export function semsearch(): PeerAdapter {
       await engine.waitForIndex(indexId);
     },
     async search(query, _vector, k) {
-      return (await (engine as Engine).search(indexId, { query, limit: k })).hits.map((hit) => hit.id);
+      // As the HTTP API and --json ask: no snippet text (the peers return ids too).
+      return (await (engine as Engine).search(indexId, { query, limit: k, snippets: false })).hits.map((hit) => hit.id);
     },
     async size(dir) {
       return dirSize(dir);
