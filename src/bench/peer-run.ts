@@ -14,9 +14,18 @@ import { rawLanceDb } from "./peers/raw-lancedb.js";
 import { semsearch } from "./peers/semsearch.js";
 import { vectra } from "./peers/vectra.js";
 import { percentile, timed } from "./stats.js";
+import { MAX_RESULTS } from "../engine/search/limits.js";
 
 const SEARCH_BUDGET_MS = 60_000;
-const ADAPTERS: Record<string, () => PeerAdapter> = { semsearch, lancedb: rawLanceDb, "lancedb-hnsw": () => rawLanceDb({ hnsw: true }), orama, vectra, minisearch: miniSearch };
+const ADAPTERS: Record<string, () => PeerAdapter> = {
+  semsearch,
+  lancedb: rawLanceDb,
+  "lancedb-hnsw": () => rawLanceDb({ hnsw: true }),
+  "lancedb-lexical": () => rawLanceDb({ lexicalDepth: MAX_RESULTS }),
+  orama,
+  vectra,
+  minisearch: miniSearch,
+};
 
 /** Peak RSS (MB) the semsearch worker logged, if it ran. */
 function workerPeakMb(dir: string): number | null {
@@ -44,6 +53,7 @@ try {
   }
   const result = {
     engine: adapter.name,
+    uses_query_vector: adapter.usesQueryVector !== false,
     ingest_s: ingestMs / 1000,
     search_p50_ms: percentile(latencies, 50),
     search_p95_ms: percentile(latencies, 95),

@@ -1,7 +1,9 @@
 /**
  * Raw LanceDB: the same table shape semsearch uses, LanceDB's own hybrid query (FTS + vector, RRF).
  * As a user would start: a full-text index and exact vector search; with `hnsw`, also the vector
- * index semsearch builds from VECTOR_INDEX_MIN_ROWS rows on (the like-for-like comparison).
+ * index semsearch builds from VECTOR_INDEX_MIN_ROWS rows on (the like-for-like comparison). With
+ * `lexicalDepth`, the search is only the lexical query the spec's `total` makes semsearch run (its
+ * top 10,000 matches, row ids and scores): a floor under semsearch's hybrid search, no vector needed.
  */
 import * as lancedb from "@lancedb/lancedb";
 import { row, type BenchCorpus } from "../corpus.js";
@@ -9,11 +11,13 @@ import { VECTOR_INDEX_MIN_ROWS } from "../../engine/store/lancedb.js";
 import { dirSize } from "./size.js";
 import type { PeerAdapter } from "./adapter.js";
 
-export function rawLanceDb(options: { hnsw?: boolean } = {}): PeerAdapter {
+export function rawLanceDb(options: { hnsw?: boolean; lexicalDepth?: number } = {}): PeerAdapter {
   let table: lancedb.Table | undefined;
   let db: lancedb.Connection | undefined;
+  const depth = options.lexicalDepth;
   return {
-    name: options.hnsw ? "raw LanceDB + HNSW" : "raw LanceDB",
+    name: depth ? `LanceDB ${depth.toLocaleString("en")} lexical` : options.hnsw ? "raw LanceDB + HNSW" : "raw LanceDB",
+    ...(depth ? { usesQueryVector: false } : {}),
     async ingest(corpus: BenchCorpus, dir: string) {
       db = await lancedb.connect(dir);
       const batch = 2000;
@@ -32,6 +36,10 @@ export function rawLanceDb(options: { hnsw?: boolean } = {}): PeerAdapter {
       }
     },
     async search(query, vector, k) {
+      if (depth) {
+        const rows = await (table as lancedb.Table).query().fullTextSearch(query).select(["_score"]).withRowId().limit(depth).toArrow();
+        return Array.from({ length: Math.min(k, rows.numRows) }, (_, i) => String(rows.getChild("_rowid")?.get(i)));
+      }
       const rows = await (table as lancedb.Table)
         .query()
         .fullTextSearch(query)
