@@ -68,6 +68,17 @@ describe("text highlights", () => {
     expect(response.results[0]?.highlights?.some((h) => /Brewing at 80 °C/.test(h.highlight.text))).toBe(true);
   });
 
+  it("answers a query of quotes only (no lexical terms) from the vector part, with and without highlights", async () => {
+    for (const query of ['"', '""', '" "']) {
+      const vector = await cliJson<Response>(project, ["search", indexId, query, "--mode", "vector"]);
+      expect(vector.results.length, query).toBeGreaterThan(0);
+      expect((await cliJson<Response>(project, ["search", indexId, query])).results.map((r) => r.id), query).toEqual(vector.results.map((r) => r.id));
+      const highlighted = await cliJson<Response>(project, ["search", indexId, query, "--result-fields", "highlights", "--object-fields", "*"]);
+      expect(highlighted.results.length, query).toBeGreaterThan(0);
+      expectExactSlices(highlighted);
+    }
+  });
+
   it("slices correctly around emoji and combining characters (UTF-16 offsets)", async () => {
     const response = await cliJson<Response>(project, ["search", indexId, "visitors met to read newspapers", "--result-fields", "highlights", "--object-fields", "*"]);
     expectExactSlices(response);

@@ -13,7 +13,7 @@ import { constants } from "node:os";
 import { environmentError, InternalError, type SemsearchError } from "../errors.js";
 import type { FilterRecord } from "../filter-fields.js";
 import { sqlIn, sqlNumber } from "./sql.js";
-import { cosines, NO_ROWS, reorderRows, byScore, RowIndex, squaredNorm, type RowVectors, type ScoredRows } from "./rows.js";
+import { byScore, cosines, NO_ROWS, reorderRows, RowIndex, squaredNorm, tiesById, type RowVectors, type ScoredRows } from "./rows.js";
 import { VectorCache, type HeldVectors } from "./vector-cache.js";
 
 // LanceDB's Rust logger writes warnings straight to stderr; semsearch's stderr carries only its own messages.
@@ -243,6 +243,8 @@ export class LanceStore {
   private readonly pinnedHere = new Map<string, Promise<Table>>();
   /** Of the store itself: tables whose vector index this process has prewarmed (see prewarmVectorIndex). */
   private readonly prewarmed = new Set<string>();
+  /** Of a snapshot: tables whose use it has counted towards holding their vectors. */
+  private readonly usesCounted = new Set<string>();
   /** Of a snapshot: the version each table is pinned at. */
   private readonly pinnedVersions = new Map<string, number>();
   /** Of the store itself: tables' vectors held in memory (see vector-cache.ts); null when not wanted. */
@@ -806,13 +808,17 @@ export class LanceStore {
    * ids).
    */
   async vectorsOfRows(name: string, hits: ScoredRows, count = hits.ids.length): Promise<RowVectors> {
-    const rows = hits.rows;
-    if (!this.latest || !rows) throw new InternalError("NOT_A_SNAPSHOT", "Row ids are read from the snapshot that returned them");
     const n = Math.min(count, hits.ids.length);
     const offsets = new Int32Array(n).fill(-1);
     const norms = new Float64Array(n);
+    // (no rows: nothing to read, from any store; a query without terms returns none)
+    if (n === 0) return { dimension: 0, data: new Float32Array(0), offsets, norms };
+    const rows = hits.rows;
+    if (!this.latest || !rows) throw new InternalError("NOT_A_SNAPSHOT", "Row ids are read from the snapshot that returned them");
     const table = await this.table(name);
-    const held = n === 0 ? undefined : this.latest.heldVectors(name, this.pinnedVersions.get(name), table);
+    // A search counts once towards loading the table's vectors, however many reads it makes.
+    const held = this.latest.heldVectors(name, this.pinnedVersions.get(name), table, !this.usesCounted.has(name));
+    this.usesCounted.add(name);
     if (held) {
       let complete = true;
       for (let i = 0; i < n && complete; i++) {
@@ -825,7 +831,6 @@ export class LanceStore {
       if (complete) return { dimension: held.dimension, data: held.vectors, offsets, norms };
       offsets.fill(-1);
     }
-    if (n === 0) return { dimension: 0, data: new Float32Array(0), offsets, norms };
     const wanted = Array.from(rows.subarray(0, n), (row) => BigInt(row));
     const data = await this.wrap(`reading vectors of ${name}`, () => table.takeRowIds(wanted).select(["id", "vector"]).toArrow());
     const dimension = (data.schema.fields.find((field) => field.name === "vector")?.type as { listSize?: number } | undefined)?.listSize ?? 0;
@@ -849,11 +854,11 @@ export class LanceStore {
    * The vectors this store holds for `name` at `version`, if any; counts the use, and starts loading
    * them (in the background, from `table`, a handle at that version) when the cache says so.
    */
-  private heldVectors(name: string, version: number | undefined, table: Table): HeldVectors | undefined {
+  private heldVectors(name: string, version: number | undefined, table: Table, countUse: boolean): HeldVectors | undefined {
     const cache = this.vectorCache;
     if (!cache || version === undefined) return undefined;
     const held = cache.get(name, version);
-    if (held) return held;
+    if (held || !countUse) return held;
     const size = this.vectorSizes.get(name);
     if (size?.version !== version) {
       // the size decides whether the vectors fit: read once per version, off the search's path
@@ -964,18 +969,19 @@ export class LanceStore {
     return out;
   }
 
-  /** BM25 matches of a query over the `text` column, best first. */
+  /** BM25 matches of a query over the `text` column, best first, equal scores by id. */
   async textSearch(name: string, query: string, limit: number, where?: string): Promise<ScoredRows> {
     // LanceDB reads `"…"` as a phrase, which needs word positions the index does not keep (it fails
     // the search): quotes are not phrase syntax here, their words are matched as any others.
     const terms = query.replaceAll('"', " ");
     if (terms.trim() === "") return NO_ROWS;
     const table = await this.table(name);
-    return this.scoredRows(name, `full-text search in ${name}`, "_score", (columns) => {
+    const hits = await this.scoredRows(name, `full-text search in ${name}`, "_score", (columns) => {
       const search = table.query().fullTextSearch(terms, { columns: "text" });
       const query = (where ? search.where(where) : search).select(columns).limit(limit);
       return (this.latest ? query.withRowId() : query).toArrow();
     });
+    return tiesById(hits);
   }
 
   /**

@@ -32,6 +32,39 @@ export function reorderRows(from: ScoredRows, order: ArrayLike<number>): ScoredR
   return rows ? { ids, scores, rows } : { ids, scores };
 }
 
+/**
+ * The rows best first with equal scores in ascending id order (compareRanked's). LanceDB lists
+ * matches of equal BM25 score in an order that differed between processes, and the rescoring takes
+ * the first 1,000: on a table of many fragments, which of 1,050 tied matches got an exact cosine
+ * changed from one process to the next, and with it the results. `rows` itself when nothing ties.
+ */
+export function tiesById(rows: ScoredRows): ScoredRows {
+  const { ids, scores } = rows;
+  let tied = false;
+  let sorted = true;
+  for (let i = 1; i < scores.length; i++) {
+    const previous = scores[i - 1] as number;
+    const score = scores[i] as number;
+    if (score === previous) tied = true;
+    else if (score > previous) sorted = false;
+  }
+  if (!tied && sorted) return rows;
+  const byId = (a: number, b: number) => {
+    const x = ids[a] as string;
+    const y = ids[b] as string;
+    return x < y ? -1 : x > y ? 1 : 0;
+  };
+  const order = Array.from(ids, (_, i) => i);
+  if (!sorted) return reorderRows(rows, order.sort((a, b) => (scores[b] as number) - (scores[a] as number) || byId(a, b)));
+  // (already best first: only each run of equal scores is put in order)
+  for (let start = 0, end = 1; end <= order.length; end++) {
+    if (end < order.length && scores[end] === scores[start]) continue;
+    if (end - start > 1) order.slice(start, end).sort(byId).forEach((at, k) => (order[start + k] = at));
+    start = end;
+  }
+  return reorderRows(rows, order);
+}
+
 /** Positions by descending score, leaving out NaN scores; equal scores keep their order. */
 export function byScore(scores: Float64Array): number[] {
   const order: number[] = [];

@@ -161,6 +161,20 @@ describe("LanceStore objects of an older project", () => {
   });
 });
 
+describe("LanceStore full-text ties", () => {
+  it("lists matches of equal score by id, in the store and in a snapshot", async () => {
+    const store = await storePromise;
+    await store.createIndexTable("index_ties", 4);
+    // one per commit, so the rows are in fragments of their own, in no id order
+    for (const [i, id] of ["m", "z", "b", "y", "a"].entries()) await store.upsertIndexRows("index_ties", [{ id, seq: i + 1, text: "same pears", vector: unit(1, i, 0, 0) }]);
+    await store.upsertIndexRows("index_ties", [
+      { id: "top", seq: 9, text: "pears pears pears", vector: unit(0, 1, 0, 0) },
+      ...Array.from({ length: 6 }, (_, i) => ({ id: `other${i}`, seq: 10 + i, text: "apples only", vector: unit(0, 0, 1, 0) })),
+    ]);
+    for (const on of [store, store.snapshot()]) expect([...(await on.textSearch("index_ties", "pears", 10)).ids]).toEqual(["top", "a", "b", "m", "y", "z"]);
+  });
+});
+
 describe("LanceStore snapshots", () => {
   it("keep reading the version they first saw while another writer commits and compacts, and read their row ids back", async () => {
     const store = await storePromise;

@@ -1,0 +1,53 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { compareRanked } from "../../../src/engine/search/fuse.js";
+import { cosines, RowIndex, scoredIds, squaredNorm, tiesById, type ScoredRows } from "../../../src/engine/store/rows.js";
+
+const rowsOf = (items: [string, number][]): ScoredRows => ({ ids: items.map(([id]) => id), scores: Float64Array.from(items, ([, score]) => score), rows: Float64Array.from(items, (_, i) => i * 10) });
+
+describe("tiesById", () => {
+  it("puts equal scores in id order and keeps each row's row id with it", () => {
+    const ordered = tiesById(rowsOf([["c", 3], ["b", 2], ["d", 2], ["a", 2], ["e", 1]]));
+    expect(ordered.ids).toEqual(["c", "a", "b", "d", "e"]);
+    expect(Array.from(ordered.rows as Float64Array)).toEqual([0, 30, 10, 20, 40]);
+  });
+  it("returns rows without ties as they are", () => {
+    const rows = rowsOf([["b", 3], ["a", 2]]);
+    expect(tiesById(rows)).toBe(rows);
+  });
+  it("orders any list as compareRanked does, whatever order it came in", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.tuple(fc.string({ maxLength: 3 }), fc.constantFrom(0, 1, 1.5, 2, 7)), { selector: ([id]) => id, maxLength: 40 }), fc.boolean(), (items, presorted) => {
+        if (presorted) items.sort((a, b) => b[1] - a[1]);
+        expect(scoredIds(tiesById(rowsOf(items)))).toEqual(scoredIds(rowsOf(items)).sort(compareRanked));
+      }),
+    );
+  });
+});
+
+describe("cosines", () => {
+  it("is the cosine of the query to each row, 0 for a zero vector, NaN for a row without one", () => {
+    const data = Float32Array.of(1, 1, 0, 1, 1, 1, 3, 4, 0, 0, 0, 0);
+    const offsets = Int32Array.of(0, 3, -1, 6, 9);
+    const norms = Float64Array.from(offsets, (start) => (start < 0 ? 0 : squaredNorm(data, start, 3)));
+    const out = cosines(Float32Array.of(1, 0, 0), { dimension: 3, data, offsets, norms });
+    expect(out[0]).toBeCloseTo(1 / Math.SQRT2, 12);
+    expect(out[1]).toBeCloseTo(1 / Math.sqrt(3), 12);
+    expect(out[2]).toBeNaN();
+    expect(out[3]).toBeCloseTo(0.6, 12);
+    expect(out[4]).toBe(0);
+  });
+});
+
+describe("RowIndex", () => {
+  it("maps row ids of several fragments, past 2^32, to positions; -1 for others", () => {
+    const index = new RowIndex();
+    const row = (fragment: number, offset: number) => fragment * 2 ** 32 + offset;
+    index.set(row(0, 5), 0);
+    index.set(row(7, 0), 1);
+    index.set(row(7, 5000), 2);
+    index.set(row(300, 1), 3);
+    expect([row(0, 5), row(7, 0), row(7, 5000), row(300, 1)].map((r) => index.get(r))).toEqual([0, 1, 2, 3]);
+    expect([row(0, 6), row(7, 4999), row(8, 0), row(7, 10 ** 6)].map((r) => index.get(r))).toEqual([-1, -1, -1, -1]);
+  });
+});
