@@ -1,6 +1,6 @@
 /** Ranking the rows of one table (objects or highlight segments) for a query, in each mode. */
 import type { LanceStore } from "../store/lancedb.js";
-import { cosines, reorderRows, scoredIds, type RowVectors, type ScoredRows } from "../store/rows.js";
+import { cosines, reorderRows, scoredIds, withTopFirst, type RowVectors, type ScoredRows } from "../store/rows.js";
 import { compareRanked, fuseWeighted, LEXICAL_RESCORE_DEPTH, rankedCandidates, rankedList, type Ranked, type ScoredId } from "./fuse.js";
 import { MAX_RESULTS, SMALL_FILTERED_SET, VECTOR_CANDIDATES } from "./limits.js";
 import { hybridTotal, neuralTotal, neuralWindow, type TotalEstimate } from "./paginate.js";
@@ -121,7 +121,8 @@ function joinNearest(lexical: ScoredRows, nearest: ScoredRows): Int32Array {
 async function rankHybrid(store: LanceStore, table: string, q: RankQuery, keep: number, rescoreDepth: number, vectors: VectorSource): Promise<Ranking> {
   const pending = vectors.nearest(q.vector, vectorCandidates(q), q.where, smallSet(q));
   pending.catch(() => {});
-  const lexical = await lexicalRows(store, table, q, keep);
+  // (the matches rescored are the first `rescoreDepth` by score and id, in every process)
+  const lexical = withTopFirst(await lexicalRows(store, table, q, keep), rescoreDepth);
   // Exact cosine for the top lexical matches that are not among the nearest, so the vector part
   // scores every strong candidate (see fuse.ts for the measurements behind this). When their vectors
   // were read ahead, it is computed here, while LanceDB looks for the nearest.

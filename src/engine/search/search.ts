@@ -11,6 +11,7 @@ import { highlightsEnabled } from "../indexing/extract.js";
 import { displayReference } from "../images/reference.js";
 import { imageTableName, indexTableName, segmentTableName } from "../project.js";
 import type { LanceStore } from "../store/lancedb.js";
+import { withTopFirst } from "../store/rows.js";
 import type { IndexRecord, JsonObject, SearchHit, SearchPage } from "../types.js";
 import { DEFAULT_VECTOR_WEIGHT, LEXICAL_RESCORE_DEPTH, type ScoredId } from "./fuse.js";
 import {
@@ -104,7 +105,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   // one-shot process) the vector index.
   let lexical: RankQuery["lexical"];
   if (mode !== "vector") {
-    const rows = store.textSearch(table, request.query, MAX_RESULTS, where);
+    const rows = store.textSearch(table, request.query, MAX_RESULTS, where).then((hits) => withTopFirst(hits, LEXICAL_RESCORE_DEPTH));
     const vectors = mode === "hybrid" && !image ? rows.then((hits) => store.vectorsOfRows(table, hits, LEXICAL_RESCORE_DEPTH)) : undefined;
     rows.catch(() => {});
     vectors?.catch(() => {});

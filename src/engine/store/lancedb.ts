@@ -13,7 +13,7 @@ import { constants } from "node:os";
 import { environmentError, InternalError, type SemsearchError } from "../errors.js";
 import type { FilterRecord } from "../filter-fields.js";
 import { sqlIn, sqlNumber } from "./sql.js";
-import { byScore, cosines, NO_ROWS, reorderRows, RowIndex, squaredNorm, tiesById, type RowVectors, type ScoredRows } from "./rows.js";
+import { byScore, cosines, NO_ROWS, reorderRows, RowIndex, squaredNorm, type RowVectors, type ScoredRows } from "./rows.js";
 import { VectorCache, type HeldVectors } from "./vector-cache.js";
 
 // LanceDB's Rust logger writes warnings straight to stderr; semsearch's stderr carries only its own messages.
@@ -969,19 +969,21 @@ export class LanceStore {
     return out;
   }
 
-  /** BM25 matches of a query over the `text` column, best first, equal scores by id. */
+  /**
+   * BM25 matches of a query over the `text` column, as LanceDB lists them: mostly best first (rows
+   * not yet in its full-text index come after the others), equal scores in no fixed order.
+   */
   async textSearch(name: string, query: string, limit: number, where?: string): Promise<ScoredRows> {
     // LanceDB reads `"…"` as a phrase, which needs word positions the index does not keep (it fails
     // the search): quotes are not phrase syntax here, their words are matched as any others.
     const terms = query.replaceAll('"', " ");
     if (terms.trim() === "") return NO_ROWS;
     const table = await this.table(name);
-    const hits = await this.scoredRows(name, `full-text search in ${name}`, "_score", (columns) => {
+    return this.scoredRows(name, `full-text search in ${name}`, "_score", (columns) => {
       const search = table.query().fullTextSearch(terms, { columns: "text" });
       const query = (where ? search.where(where) : search).select(columns).limit(limit);
       return (this.latest ? query.withRowId() : query).toArrow();
     });
-    return tiesById(hits);
   }
 
   /**

@@ -1,26 +1,38 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compareRanked } from "../../../src/engine/search/fuse.js";
-import { cosines, RowIndex, scoredIds, squaredNorm, tiesById, type ScoredRows } from "../../../src/engine/store/rows.js";
+import { cosines, RowIndex, scoredIds, squaredNorm, withTopFirst, type ScoredRows } from "../../../src/engine/store/rows.js";
 
 const rowsOf = (items: [string, number][]): ScoredRows => ({ ids: items.map(([id]) => id), scores: Float64Array.from(items, ([, score]) => score), rows: Float64Array.from(items, (_, i) => i * 10) });
 
-describe("tiesById", () => {
-  it("puts equal scores in id order and keeps each row's row id with it", () => {
-    const ordered = tiesById(rowsOf([["c", 3], ["b", 2], ["d", 2], ["a", 2], ["e", 1]]));
+describe("withTopFirst", () => {
+  it("puts a run of equal scores across the cut in id order, each row id with its row", () => {
+    const ordered = withTopFirst(rowsOf([["c", 3], ["b", 2], ["d", 2], ["a", 2], ["e", 1]]), 2);
     expect(ordered.ids).toEqual(["c", "a", "b", "d", "e"]);
     expect(Array.from(ordered.rows as Float64Array)).toEqual([0, 30, 10, 20, 40]);
   });
-  it("returns rows without ties as they are", () => {
-    const rows = rowsOf([["b", 3], ["a", 2]]);
-    expect(tiesById(rows)).toBe(rows);
+  it("returns the rows as they are when the cut falls between scores, in id order already, or past the end", () => {
+    const rows = rowsOf([["b", 3], ["z", 2], ["y", 2], ["a", 1], ["c", 1]]);
+    expect(withTopFirst(rows, 1)).toBe(rows);
+    expect(withTopFirst(rows, 3)).toBe(rows);
+    expect(withTopFirst(rows, 5)).toBe(rows);
+    expect(withTopFirst(rowsOf([["b", 3], ["a", 2], ["c", 2]]), 2).ids).toEqual(["b", "a", "c"]);
   });
-  it("orders any list as compareRanked does, whatever order it came in", () => {
+  it("takes the first n by score, then id, from any list, and is settled after one pass", () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.tuple(fc.string({ maxLength: 3 }), fc.constantFrom(0, 1, 1.5, 2, 7)), { selector: ([id]) => id, maxLength: 40 }), fc.boolean(), (items, presorted) => {
-        if (presorted) items.sort((a, b) => b[1] - a[1]);
-        expect(scoredIds(tiesById(rowsOf(items)))).toEqual(scoredIds(rowsOf(items)).sort(compareRanked));
-      }),
+      fc.property(
+        fc.uniqueArray(fc.tuple(fc.string({ maxLength: 3 }), fc.constantFrom(0, 1, 1.5, 2, 7)), { selector: ([id]) => id, maxLength: 40 }),
+        fc.boolean(),
+        fc.nat(45),
+        (items, presorted, n) => {
+          if (presorted) items.sort((a, b) => b[1] - a[1]);
+          const rows = rowsOf(items);
+          const taken = withTopFirst(rows, n);
+          const expected = scoredIds(rows).sort(compareRanked).slice(0, Math.min(n, items.length));
+          expect(scoredIds(taken).slice(0, n).sort(compareRanked)).toEqual(n >= items.length ? scoredIds(rows).sort(compareRanked) : expected);
+          expect(withTopFirst(taken, n)).toBe(taken);
+        },
+      ),
     );
   });
 });
