@@ -73,7 +73,7 @@ export class EngineContext {
 
   /**
    * The query thread of a model (started on first use). Every process's is loaded the same way (with
-   * onnxruntime's weight prepacking): a one-shot CLI without it loaded about 14 ms faster, but its
+   * onnxruntime's weight prepacking): a one-shot CLI without it searched about 15 ms faster, but its
    * query vectors differed from a server's in the seventh decimal, enough to swap near-tied results.
    */
   private queryPool(spec: ModelSpec): Promise<EmbeddingPool> {

@@ -30,15 +30,21 @@ export interface RankQuery {
   lexical?: {
     table: string;
     rows: Promise<ScoredRows>;
-    /** The stored vectors of its top LEXICAL_RESCORE_DEPTH rows, by position, read ahead for the rescoring. */
+    /**
+     * The stored vectors of its top LEXICAL_RESCORE_DEPTH rows, by position, read ahead for the
+     * rescoring (`rows` has those in front: withTopFirst).
+     */
     vectors?: Promise<RowVectors>;
   };
 }
 
-/** The top `limit` lexical matches: the ones started early when they are these. */
-function lexicalRows(store: LanceStore, table: string, q: RankQuery, limit: number): Promise<ScoredRows> {
+/**
+ * The top `limit` lexical matches, with the first `rescoreDepth` by score and id in front (see
+ * withTopFirst): the ones started early when they are these (search.ts prepares them the same way).
+ */
+async function lexicalRows(store: LanceStore, table: string, q: RankQuery, limit: number, rescoreDepth: number): Promise<ScoredRows> {
   if (q.lexical && q.lexical.table === table && limit === MAX_RESULTS) return q.lexical.rows;
-  return store.textSearch(table, q.text, limit, q.where);
+  return withTopFirst(await store.textSearch(table, q.text, limit, q.where), rescoreDepth);
 }
 
 /** Where the vector part of a ranking comes from: a table's own vectors, or (image indexes) the best image of each object. */
@@ -122,7 +128,7 @@ async function rankHybrid(store: LanceStore, table: string, q: RankQuery, keep: 
   const pending = vectors.nearest(q.vector, vectorCandidates(q), q.where, smallSet(q));
   pending.catch(() => {});
   // (the matches rescored are the first `rescoreDepth` by score and id, in every process)
-  const lexical = withTopFirst(await lexicalRows(store, table, q, keep), rescoreDepth);
+  const lexical = await lexicalRows(store, table, q, keep, rescoreDepth);
   // Exact cosine for the top lexical matches that are not among the nearest, so the vector part
   // scores every strong candidate (see fuse.ts for the measurements behind this). When their vectors
   // were read ahead, it is computed here, while LanceDB looks for the nearest.
@@ -193,7 +199,7 @@ async function nearestPages(vectors: VectorSource, vector: Float32Array, want: n
 
 async function rankByMode(store: LanceStore, table: string, q: RankQuery, depth: number, vectors: VectorSource): Promise<Ranking> {
   if (q.mode === "lexical") {
-    const ranked = scoredIds(await lexicalRows(store, table, q, depth)).sort(compareRanked);
+    const ranked = scoredIds(await lexicalRows(store, table, q, depth, 0)).sort(compareRanked);
     return { ranked: rankedList(ranked), estimate: { total: ranked.length, exact: ranked.length < depth } };
   }
   if (q.mode === "vector") {

@@ -181,6 +181,20 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
+/**
+ * Where the first `n` of `rows` (row ids of one snapshot) are among held vectors of the same version,
+ * or null when one is not there, or (given `ids`) holds another id: then the rows are read instead.
+ */
+function heldPositions(held: HeldVectors, rows: Float64Array, n: number, ids?: readonly string[]): Int32Array | null {
+  const positions = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const at = held.rows.get(rows[i] as number);
+    if (at < 0 || (ids && held.ids[at] !== ids[i])) return null;
+    positions[i] = at;
+  }
+  return positions;
+}
+
 /** Bytes a held row takes: its vector and the sum of its squares. */
 function heldRowBytes(dimension: number): number {
   return dimension * 4 + 8;
@@ -738,15 +752,9 @@ export class LanceStore {
     if (held) {
       const data = await this.wrap(what, () => run([scoreColumn]));
       const rows = rowNumbers(data.getChild("_rowid"), data.numRows);
-      const ids = new Array<string>(rows.length);
-      let complete = true;
-      for (let i = 0; i < rows.length && complete; i++) {
-        const at = held.rows.get(rows[i] as number);
-        if (at < 0) complete = false;
-        else ids[i] = held.ids[at] as string;
-      }
       // (the held vectors are of the version this snapshot reads: every row is among them)
-      if (complete) return { ids, scores: numbers(data.getChild(scoreColumn), rows.length), rows };
+      const positions = heldPositions(held, rows, rows.length);
+      if (positions) return { ids: Array.from(positions, (at) => held.ids[at] as string), scores: numbers(data.getChild(scoreColumn), rows.length), rows };
     }
     const data = await this.wrap(what, () => run(["id", scoreColumn]));
     const count = data.numRows;
@@ -819,17 +827,13 @@ export class LanceStore {
     // A search counts once towards loading the table's vectors, however many reads it makes.
     const held = this.latest.heldVectors(name, this.pinnedVersions.get(name), table, !this.usesCounted.has(name));
     this.usesCounted.add(name);
-    if (held) {
-      let complete = true;
-      for (let i = 0; i < n && complete; i++) {
-        const at = held.rows.get(rows[i] as number);
-        if (at >= 0 && held.ids[at] === hits.ids[i]) {
-          offsets[i] = at * held.dimension;
-          norms[i] = held.norms[at] as number;
-        } else complete = false;
-      }
-      if (complete) return { dimension: held.dimension, data: held.vectors, offsets, norms };
-      offsets.fill(-1);
+    const found = held ? heldPositions(held, rows, n, hits.ids) : null;
+    if (held && found) {
+      found.forEach((at, i) => {
+        offsets[i] = at * held.dimension;
+        norms[i] = held.norms[at] as number;
+      });
+      return { dimension: held.dimension, data: held.vectors, offsets, norms };
     }
     const wanted = Array.from(rows.subarray(0, n), (row) => BigInt(row));
     const data = await this.wrap(`reading vectors of ${name}`, () => table.takeRowIds(wanted).select(["id", "vector"]).toArrow());
