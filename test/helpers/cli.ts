@@ -18,17 +18,32 @@ export interface CliResult {
   stderr: string;
 }
 
+/**
+ * Variables by which onnxruntime (and other libraries) tell a CI run, and onnxruntime's own telemetry
+ * switches: with any of them set, onnxruntime keeps its telemetry off by itself, and a test would not
+ * see what a user's shell gets. Tests run semsearch without them.
+ */
+const CI_VARIABLES = ["CI", "TF_BUILD", "GITHUB_ACTIONS", "GITLAB_CI", "CIRCLECI", "TRAVIS", "JENKINS_URL", "CODEBUILD_BUILD_ID", "BUILDKITE", "TEAMCITY_VERSION", "APPVEYOR", "BITBUCKET_BUILD_NUMBER", "SYSTEM_TEAMFOUNDATIONCOLLECTIONURI", "ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED", "ORT_RUNNING_UNIT_TESTS"];
+
+/** The environment a command gets: this process's, without CI's variables, colour off, then `extra` (an undefined value removes a variable). */
+export function userEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1" };
+  for (const name of CI_VARIABLES) delete env[name];
+  return { ...env, ...extra };
+}
+
 export interface RunOptions {
   input?: string;
   cwd?: string;
-  env?: Record<string, string>;
+  /** Added to the environment; an undefined value removes a variable. */
+  env?: Record<string, string | undefined>;
   /** the process is killed after this long (default 150 s, below the e2e test timeout), so a hang fails the test with its output */
   timeoutMs?: number;
 }
 
 export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1", CI: "1", ...options.env };
+    const env = userEnv(options.env);
     if (!options.env || !("SEMSEARCH_PROJECT" in options.env)) delete env.SEMSEARCH_PROJECT;
     const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";

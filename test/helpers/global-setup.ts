@@ -15,6 +15,10 @@ export default function setup(): () => void {
   // network (a closed port answers), never into the user's cache.
   process.env.SEMSEARCH_MODELS = path.join(root, "models");
   process.env.SEMSEARCH_HF_ENDPOINT = "http://127.0.0.1:9";
+  // Tests that load onnxruntime in their own process (not through semsearch, which turns it off
+  // itself) must not start its telemetry either; commands the tests run get a user's environment
+  // without this (helpers/cli.ts, userEnv).
+  process.env.ORT_DISABLE_TELEMETRY = "1";
   return () => {
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;

@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { stripVTControlCharacters } from "node:util";
-import { BIN } from "./cli.js";
+import { BIN, userEnv } from "./cli.js";
 
 export const KEY = { enter: "\r", down: "\x1b[B", up: "\x1b[A", escape: "\x1b", ctrlC: "\x03" };
 
@@ -20,8 +20,7 @@ export class Terminal {
 
   constructor(args: string[], size = { cols: 120, rows: 40 }, extraEnv: Record<string, string> = {}) {
     const command = `stty cols ${size.cols} rows ${size.rows}; exec ${shellQuote(process.execPath)} ${shellQuote(BIN)} ${args.map(shellQuote).join(" ")}`;
-    const env: Record<string, string | undefined> = { ...process.env, TERM: "xterm-256color", FORCE_COLOR: undefined, NO_COLOR: undefined, ...extraEnv };
-    delete env.CI; // prompts behave as for a person
+    const env = userEnv({ TERM: "xterm-256color", FORCE_COLOR: undefined, NO_COLOR: undefined, ...extraEnv });
     delete env.SEMSEARCH_PROJECT;
     this.child = spawn("script", ["-qfec", command, "/dev/null"], { env, stdio: ["pipe", "pipe", "pipe"] });
     this.child.stdout.on("data", (chunk) => (this.raw += chunk));

@@ -1,6 +1,6 @@
 /** Starts the built `semsearch serve` as a subprocess on an ephemeral loopback port. */
 import { spawn, type ChildProcess } from "node:child_process";
-import { BIN, ROOT } from "./cli.js";
+import { BIN, ROOT, userEnv } from "./cli.js";
 
 export interface Served {
   url: string;
@@ -13,10 +13,10 @@ export interface Served {
 }
 
 /** `semsearch --project <project> serve --port 0 <args>`; resolves once it prints its URL, rejects if it exits first. */
-export function serve(project: string, args: string[] = [], env: Record<string, string> = {}): Promise<Served> {
+export function serve(project: string, args: string[] = [], env: Record<string, string | undefined> = {}): Promise<Served> {
   const child = spawn(process.execPath, [BIN, "--project", project, "serve", "--port", "0", ...args], {
     cwd: ROOT,
-    env: { ...process.env, NO_COLOR: "1", CI: "1", ...env },
+    env: userEnv(env),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

@@ -20,6 +20,7 @@ import type { ImageOutcome, ImageRef } from "../images/pipeline.js";
 import type { ModelSpec } from "./model-spec.js";
 import type { EmbedRole } from "./provider.js";
 import { loadModel } from "./registry.js";
+import { disableRuntimeTelemetry } from "./runtime-telemetry.js";
 
 /** Texts (or images) sent to a thread at a time: small enough to balance, large enough to amortise messaging. */
 const CHUNK = 8;
@@ -119,6 +120,7 @@ export function createThreadPool(model: ModelSpec, threads = defaultThreadCount(
     for (const resolve of slot.onIdle.splice(0)) resolve();
   };
 
+  disableRuntimeTelemetry(); // each thread loads onnxruntime
   for (let i = 0; i < threads; i++) {
     // HTTP requests at once are shared among the threads (8 in all, at least one each).
     const imageConcurrency = Math.max(1, Math.floor(IMAGE_REQUESTS / threads));

