@@ -5,7 +5,7 @@ import { createReadStream } from "node:fs";
 import { access, readFile, stat } from "node:fs/promises";
 import { InvalidArgumentError, type Command } from "commander";
 import { warn } from "./output.js";
-import { Engine, UsageError, DEFAULT_PROJECT_DIR, findProjectDir, type ObjectsInput } from "../engine/index.js";
+import { Engine, UsageError, DEFAULT_PROJECT_DIR, findProjectDir, formatByteLimit, type ObjectsInput } from "../engine/index.js";
 
 /** Options every command inherits from the root program. */
 export interface GlobalOptions {
@@ -82,7 +82,8 @@ function refuseTerminalStdin(): void {
 
 function unreadable(file: string, error: unknown): UsageError {
   const code = (error as NodeJS.ErrnoException).code;
-  return new UsageError("INPUT_NOT_READABLE", `Cannot read ${file}: ${code === "ENOENT" ? "no such file" : (error as Error).message}`);
+  const reason = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : (error as Error).message;
+  return new UsageError("INPUT_NOT_READABLE", `Cannot read ${file}: ${reason}`);
 }
 
 /** Reads a file, or standard input for `-`; a missing file is a usage error naming it. */
@@ -96,6 +97,32 @@ export async function readInput(file: string): Promise<{ text: string; source: s
   } catch (error) {
     throw unreadable(file, error);
   }
+}
+
+/**
+ * The text of an argument given as a file (`--query-file`, `--filter-file`), or standard input for
+ * `-`: read up to `maxBytes` (more is a usage error naming the option), without its last line end,
+ * as a shell's `$(cat file)` would give it.
+ */
+export async function readArgumentFile(file: string, option: string, maxBytes: number): Promise<string> {
+  const stream = file === "-" ? (refuseTerminalStdin(), process.stdin) : createReadStream(file);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBytes) {
+        throw new UsageError("INPUT_TOO_LARGE", `${option} ${file === "-" ? "<stdin>" : file}: more than ${formatByteLimit(maxBytes)}`);
+      }
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw unreadable(file, error);
+  } finally {
+    if (file !== "-") (stream as ReturnType<typeof createReadStream>).destroy();
+  }
+  return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
 }
 
 /**

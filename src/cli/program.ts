@@ -201,13 +201,15 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
   objects.command("delete <id>").description("delete an object from the store and every index").action(withGlobals(h.objectsDelete));
 
   program
-    .command("search <index> <query...>")
+    .command("search <index> [query...]")
     .description("search an index")
     .option("--limit <n>", `results per page (default 10, at most ${MAX_LIMIT})`, integerArg)
     .option("--offset <n>", "results to skip", integerArg)
     .option("--page <n>", "page number (offset = limit × (page − 1))", integerArg)
     .option("--object-fields <fields>", "object fields to return: * or a,b (JSON default: id)")
     .option("--filter <filter>", 'only objects matching a filter, e.g. \'price:<20 AND in_stock:true\'')
+    .option("--query-file <file>", "read the query from a file (- for standard input; or give - as the query)")
+    .option("--filter-file <file>", "read the filter from a file (- for standard input)")
     .option("--result-fields <fields>", "extra result fields: highlights")
     .addOption(new Option("--results-fields <fields>").hideHelp())
     .addOption(new Option("--mode <mode>", "rank with one part only, for diagnosis").choices(["hybrid", "lexical", "vector"]))

@@ -12,7 +12,7 @@
  * line into a match that overflowed the stack, so such an argument ended the process with SIGSEGV.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHub, type HubServer } from "../../src/torture/hub-server.js";
@@ -20,7 +20,7 @@ import { cliJson, ROOT, runCli, SAMPLE, tempProject, type RunOptions } from "../
 import { call, serve } from "../helpers/serve.js";
 import { tempDir } from "../helpers/temp.js";
 
-describe("arguments up to the documented limits", () => {
+describe("long queries and filters, as arguments up to the documented limits and from files", () => {
   let project = "";
   let id = "";
   beforeAll(async () => {
@@ -52,6 +52,59 @@ describe("arguments up to the documented limits", () => {
     expect(listed.signal).toBeNull();
     expect(listed.exitCode, listed.stderr).toBe(0);
     expect(JSON.parse(listed.stdout).results[0].object.title).toMatch(/bicycle/i);
+  });
+
+  const ids = (stdout: string) => (JSON.parse(stdout) as { results: { id: string }[] }).results.map((result) => result.id);
+
+  it("--query-file, --filter-file and - give the same results as arguments, without the file's last line end", async () => {
+    const dir = tempDir();
+    const filterFile = path.join(dir, "filter.txt");
+    writeFileSync(filterFile, 'topic:"biology"\nOR topic:medicine\n');
+    const queryFile = path.join(dir, "query.txt");
+    writeFileSync(queryFile, "how do cells make energy\r\n");
+    const expected = ids((await runCli(["--project", project, "--json", "search", id, "how do cells make energy", "--filter", 'topic:"biology" OR topic:medicine'])).stdout);
+    expect(expected.length).toBeGreaterThan(1);
+    for (const [args, input] of [
+      [["--query-file", queryFile, "--filter-file", filterFile], ""],
+      [["-", "--filter-file", filterFile], "how do cells make energy\n"],
+      [["--query-file", "-", "--filter-file", filterFile], "how do cells make energy"],
+      [["how", "do", "cells", "make", "energy", "--filter-file", "-"], 'topic:"biology" OR topic:medicine\n'],
+    ] as const) {
+      const result = await runCli(["--project", project, "--json", "search", id, ...args], { input });
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(ids(result.stdout)).toEqual(expected);
+    }
+  });
+
+  it("a 10,000-character query and a 1,000-condition filter from files are answered; larger ones are refused with their limits", async () => {
+    const dir = tempDir();
+    const [queryFile, filterFile] = [path.join(dir, "q.txt"), path.join(dir, "f.txt")];
+    writeFileSync(queryFile, "bicycle ".repeat(1_250));
+    writeFileSync(filterFile, Array.from({ length: 999 }, (_, i) => `topic:"topic number ${i}" OR`).join("\n") + " topic:repair");
+    const answered = await runCli(["--project", project, "--json", "search", id, "--query-file", queryFile, "--filter-file", filterFile]);
+    expect(answered.exitCode, answered.stderr).toBe(0);
+    expect(ids(answered.stdout)).toContain("bicycle-repair");
+    writeFileSync(queryFile, "bicycle ".repeat(1_251));
+    const long = await runCli(["--project", project, "search", id, "--query-file", queryFile]);
+    expect([long.exitCode, long.stderr]).toEqual([4, expect.stringMatching(/query is 10,007 characters long; at most 10,000/)]);
+    writeFileSync(filterFile, "x".repeat(1024 * 1024 + 1));
+    const huge = await runCli(["--project", project, "search", id, "bicycle", "--filter-file", filterFile]);
+    expect([huge.exitCode, huge.stderr]).toEqual([2, expect.stringContaining(`--filter-file ${filterFile}: more than`)]);
+  });
+
+  it("says what is wrong with the sources", async () => {
+    const cases: [string[], string, RegExp][] = [
+      [[], "", /No query: give it as words, as - to read it from standard input, or with --query-file/],
+      [["bike", "--query-file", SAMPLE], "", /as words or with --query-file, not both/],
+      [["bike", "--filter", "topic:x", "--filter-file", SAMPLE], "", /--filter or --filter-file, not both/],
+      [["-", "--filter-file", "-"], "bike", /Only one of the query and the filter can be read from standard input/],
+      [["--query-file", "/no/such/file"], "", /Cannot read \/no\/such\/file: no such file/],
+      [["--query-file", ROOT], "", /it is a directory/],
+    ];
+    for (const [args, input, message] of cases) {
+      const result = await runCli(["--project", project, "search", id, ...args], { input });
+      expect([result.exitCode, result.stdout, result.stderr]).toEqual([2, "", expect.stringMatching(message)]);
+    }
   });
 });
 

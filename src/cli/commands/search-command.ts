@@ -1,6 +1,7 @@
 /** `semsearch search <index> <query>`: a table, the service's JSON, JSON Lines, or an interactive session. */
 import { integerIn, UsageError, DEFAULT_LIMIT, MAX_RESULTS, MAX_LIMIT, ValidationError, type SearchPage, type SearchParams } from "../../engine/index.js";
 import type { GlobalOptions } from "../options.js";
+import { readArgumentFile } from "../options.js";
 import { withReader, type Reader } from "../reader.js";
 import { warn } from "../output.js";
 import { formatJson, searchResponse, searchResult } from "../render/json.js";
@@ -15,6 +16,8 @@ export interface SearchOptions extends GlobalOptions {
   resultsFields?: string;
   mode?: string;
   filter?: string;
+  queryFile?: string;
+  filterFile?: string;
   jsonl?: boolean;
   all?: boolean;
   /** true: --interactive, false: --no-interactive, undefined: decide by the terminal */
@@ -83,10 +86,28 @@ export function buildingWarning(indexId: string, building: NonNullable<SearchPag
   };
 }
 
+/** Largest query or filter file read (the engine then applies its own limits: 10,000 characters of query, 1,000 conditions). */
+export const MAX_ARGUMENT_FILE_BYTES = 1024 * 1024;
+
+/** Where the query and the filter come from: arguments, or files (`-`: standard input) for text too long for a command line. */
+export function argumentSources(queryWords: string[], options: Pick<SearchOptions, "queryFile" | "filter" | "filterFile">): { query: string | null; filter: string | null } {
+  const stdinQuery = queryWords.length === 1 && queryWords[0] === "-";
+  if (options.queryFile !== undefined && queryWords.length > 0) throw new UsageError("CONFLICTING_OPTIONS", "Give the query as words or with --query-file, not both");
+  if (options.queryFile === undefined && queryWords.length === 0) {
+    throw new UsageError("MISSING_QUERY", "No query: give it as words, as - to read it from standard input, or with --query-file <file>");
+  }
+  if (options.filter !== undefined && options.filterFile !== undefined) throw new UsageError("CONFLICTING_OPTIONS", "Give --filter or --filter-file, not both");
+  const queryFromStdin = stdinQuery || options.queryFile === "-";
+  if (queryFromStdin && options.filterFile === "-") throw new UsageError("CONFLICTING_OPTIONS", "Only one of the query and the filter can be read from standard input");
+  return { query: stdinQuery || options.queryFile !== undefined ? null : queryWords.join(" "), filter: options.filterFile !== undefined ? null : (options.filter ?? null) };
+}
+
 export async function searchCommand(indexId: string, queryWords: string[], options: SearchOptions): Promise<void> {
+  const sources = argumentSources(queryWords, options);
   const mode = outputMode(options, { stdin: process.stdin.isTTY === true, stdout: process.stdout.isTTY === true });
   const offset = resolveOffset(options);
-  const query = queryWords.join(" ");
+  const query = sources.query ?? (await readArgumentFile(options.queryFile ?? "-", "--query-file", MAX_ARGUMENT_FILE_BYTES));
+  const filter = sources.filter ?? (options.filterFile !== undefined ? await readArgumentFile(options.filterFile, "--filter-file", MAX_ARGUMENT_FILE_BYTES) : undefined);
   const extra = options.objectFields === undefined || options.objectFields === "*" ? [] : options.objectFields.split(",").map((f) => f.trim()).filter((f) => f && f !== "id");
   const params: SearchParams = {
     query,
@@ -96,7 +117,7 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
     objectFields: options.objectFields,
     resultFields: options.resultFields ?? options.resultsFields,
     mode: options.mode,
-    filter: options.filter,
+    filter,
     snippets: mode === "table" || mode === "interactive",
   };
   const write = (text: string) => process.stdout.write(text);
@@ -134,7 +155,7 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
         write(mode === "json" ? formatJson(searchResponse(whole), process.stdout.isTTY === true) : renderSearchTable(whole, offset ?? 0, extra, query));
       }
     } catch (error) {
-      throw withCaret(error, options.filter);
+      throw withCaret(error, filter);
     }
   });
 }

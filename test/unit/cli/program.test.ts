@@ -64,7 +64,6 @@ describe("command line contract", () => {
 
   it.each([
     [["search", "idx_a", "q", "--limit", "ten"]],
-    [["search", "idx_a"]],
     [["index", "create", "--bogus"]],
     [["nope"]],
   ])("rejects %j as a usage error", async (argv) => {
