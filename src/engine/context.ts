@@ -1,10 +1,12 @@
 /** What every engine operation works on: the project directory and its database, opened lazily. */
+import { totalmem } from "node:os";
 import type { EmbeddingPool } from "./embedding/pool.js";
 import type { ModelSpec } from "./embedding/model-spec.js";
 import { InternalError, type Warning } from "./errors.js";
 import { interruptedWorkPending, recoverInterrupted } from "./journals.js";
 import { Project } from "./project.js";
 import { LanceStore } from "./store/lancedb.js";
+import { defaultBudget } from "./store/vector-cache.js";
 
 export interface ContextOptions {
   /** Receives problems that do not fail the operation (engine code never prints): the CLI writes them to stderr. */
@@ -13,18 +15,23 @@ export interface ContextOptions {
   oneShot?: boolean;
 }
 
-/**
- * Vectors a long-running process (not a one-shot command) may hold in memory for the rescoring of hybrid searches (store/vector-cache.ts): 100,000 objects of
- * the bundled model's 512 dimensions take 205 MB.
- */
-export const VECTOR_CACHE_BYTES = 256 * 1024 * 1024;
+/** The memory this process may use: the machine's, or less where a container (cgroup) limits it. */
+export function processMemory(): number {
+  const total = totalmem();
+  const limit = process.constrainedMemory?.();
+  return limit !== undefined && limit > 0 && limit < total ? limit : total;
+}
 
-/** The vectors a long-running process may hold: SEMSEARCH_VECTOR_CACHE_MB (0: none), else VECTOR_CACHE_BYTES. */
+/**
+ * The vectors a long-running process (not a one-shot command) may hold in memory for the rescoring
+ * of hybrid searches (store/vector-cache.ts): SEMSEARCH_VECTOR_CACHE_MB (0: none), else a quarter of
+ * the memory it may use, at least 256 MiB.
+ */
 export function vectorCacheBytes(): number {
   const configured = process.env.SEMSEARCH_VECTOR_CACHE_MB;
   const megabytes = configured === undefined || configured.trim() === "" ? Number.NaN : Number(configured);
   // (a value that is not a size is ignored, as SEMSEARCH_THREADS's is)
-  return Number.isFinite(megabytes) && megabytes >= 0 ? Math.floor(megabytes * 1024 * 1024) : VECTOR_CACHE_BYTES;
+  return Number.isFinite(megabytes) && megabytes >= 0 ? Math.floor(megabytes * 1024 * 1024) : defaultBudget(processMemory());
 }
 
 export class EngineContext {

@@ -32,6 +32,19 @@ interface Entry {
   held?: HeldVectors;
 }
 
+/** The least a process holds by default: 100,000 objects of the bundled model's 512 dimensions take 206 MB. */
+export const MIN_DEFAULT_BUDGET = 256 * 1024 * 1024;
+
+/**
+ * The budget of a process that may use `memoryBytes` (the machine's memory, or its container's
+ * limit), unless the user sets one: a quarter of it, and at least MIN_DEFAULT_BUDGET. A quarter
+ * holds 1.5 million vectors of 512 dimensions on a 16 GiB machine, 300,000 (614 MB) on a 4 GiB
+ * one, and leaves the rest to LanceDB's caches, the model and other processes.
+ */
+export function defaultBudget(memoryBytes: number): number {
+  return Math.max(MIN_DEFAULT_BUDGET, Math.floor(memoryBytes / 4));
+}
+
 /** Searches of one version of a table after which its vectors are loaded. */
 export const USES_BEFORE_LOAD = 3;
 

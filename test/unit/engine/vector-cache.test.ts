@@ -1,7 +1,8 @@
+import { totalmem } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
-import { VECTOR_CACHE_BYTES, vectorCacheBytes } from "../../../src/engine/context.js";
+import { processMemory, vectorCacheBytes } from "../../../src/engine/context.js";
 import { RowIndex } from "../../../src/engine/store/rows.js";
-import { USES_BEFORE_LOAD, VectorCache, type HeldVectors } from "../../../src/engine/store/vector-cache.js";
+import { defaultBudget, MIN_DEFAULT_BUDGET, USES_BEFORE_LOAD, VectorCache, type HeldVectors } from "../../../src/engine/store/vector-cache.js";
 
 const held = (bytes: number): HeldVectors => ({ dimension: 1, rows: new RowIndex(), ids: [], vectors: new Float32Array(bytes / 4), norms: new Float64Array(bytes / 4) });
 
@@ -86,10 +87,27 @@ describe("vectorCacheBytes", () => {
       else process.env.SEMSEARCH_VECTOR_CACHE_MB = value;
       return vectorCacheBytes();
     };
-    expect(at(undefined)).toBe(VECTOR_CACHE_BYTES);
+    const byDefault = defaultBudget(processMemory());
+    expect(at(undefined)).toBe(byDefault);
     expect(at("0")).toBe(0);
     expect(at("512")).toBe(512 * 1024 * 1024);
     expect(at("0.5")).toBe(512 * 1024);
-    for (const junk of ["", " ", "-1", "lots", "Infinity", "NaN"]) expect(at(junk)).toBe(VECTOR_CACHE_BYTES);
+    for (const junk of ["", " ", "-1", "lots", "Infinity", "NaN"]) expect(at(junk)).toBe(byDefault);
+  });
+
+  it("by default is a quarter of the memory the process may use, at least 256 MiB", () => {
+    const GiB = 1024 ** 3;
+    expect(defaultBudget(24 * GiB)).toBe(6 * GiB);
+    expect(defaultBudget(4 * GiB)).toBe(GiB);
+    expect(defaultBudget(GiB)).toBe(MIN_DEFAULT_BUDGET);
+    expect(defaultBudget(512 * 1024 ** 2)).toBe(MIN_DEFAULT_BUDGET);
+    expect(MIN_DEFAULT_BUDGET).toBe(256 * 1024 ** 2);
+    // 300,000 vectors of 512 dimensions and their sums of squares fit beside nothing else on a 4 GiB machine
+    expect(300_000 * (512 * 4 + 8)).toBeLessThan(defaultBudget(4 * GiB));
+  });
+
+  it("reads the machine's memory, or a smaller container limit", () => {
+    expect(processMemory()).toBeGreaterThan(0);
+    expect(processMemory()).toBeLessThanOrEqual(totalmem());
   });
 });
