@@ -21,8 +21,6 @@ export interface BenchCorpus {
   vectors: Float32Array;
   queryVectors: Float32Array;
   dimension: number;
-  /** seconds the model took to embed the docs on every thread */
-  embedSeconds: number;
 }
 
 function sciFactDocs(evalDir: string, max: number): { docs: BenchDoc[]; queries: string[] } {
@@ -62,9 +60,7 @@ export async function loadCorpus(size: number, queryCount: number, evalDir: stri
   log(`embedding ${docs.length} objects and ${queries.length} queries for the ${size}-object corpus (cached)…`);
   const pool = createEmbeddingPool(BUNDLED_SPEC);
   try {
-    const start = performance.now();
     const docVectors = await pool.embed(docs.map((d) => d.text.slice(0, 2000)));
-    const embedSeconds = (performance.now() - start) / 1000;
     const queryVectors = await pool.embed(queries);
     const dimension = docVectors[0]?.length ?? 512;
     const flat = (rows: Float32Array[]) => {
@@ -72,11 +68,11 @@ export async function loadCorpus(size: number, queryCount: number, evalDir: stri
       rows.forEach((row, i) => out.set(row, i * dimension));
       return out;
     };
-    const corpus: BenchCorpus = { docs, queries, vectors: flat(docVectors), queryVectors: flat(queryVectors), dimension, embedSeconds };
+    const corpus: BenchCorpus = { docs, queries, vectors: flat(docVectors), queryVectors: flat(queryVectors), dimension };
     mkdirSync(p.dir, { recursive: true });
     writeFileSync(p.vectors, Buffer.from(corpus.vectors.buffer));
     writeFileSync(p.queryVectors, Buffer.from(corpus.queryVectors.buffer));
-    writeFileSync(p.docs, JSON.stringify({ docs, queries, dimension, embedSeconds }));
+    writeFileSync(p.docs, JSON.stringify({ docs, queries, dimension }));
     return corpus;
   } finally {
     await pool.close();

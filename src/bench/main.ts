@@ -6,7 +6,7 @@
  * overhead is measured against), Orama and vectra (hybrid) and MiniSearch (lexical), each in its own
  * process. Corpus embeddings are computed once and cached under .cache/bench/.
  *
- *   npm run bench -- [--objects 10000] [--queries 50] [--cold 10] [--sizes 10000,100000] [--no-peers] [--json]
+ *   npm run bench -- [--objects 10000] [--queries 50] [--cold 10] [--sizes 10000,100000] [--peers semsearch,lancedb,…] [--no-peers] [--no-own] [--json]
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -17,9 +17,9 @@ import { parseArgs } from "node:util";
 import { BUNDLED_SPEC, loadModel } from "../engine/embedding/registry.js";
 import { createEmbeddingPool, defaultThreadCount } from "../engine/embedding/pool.js";
 import { Engine, DEFAULT_MODEL } from "../engine/index.js";
-import { loadCorpus } from "./corpus.js";
+import { loadCorpus, type BenchCorpus } from "./corpus.js";
 import { generateObjects, generateQueries } from "./generate.js";
-import { renderPeers, runPeers, type PeerResult } from "./peers-report.js";
+import { PEERS, renderPeers, runPeers, type PeerResult } from "./peers-report.js";
 import { percentile, timed } from "./stats.js";
 
 const BIN = fileURLToPath(new URL("../../bin/semsearch", import.meta.url));
@@ -33,6 +33,7 @@ const { values } = parseArgs({
     sizes: { type: "string", default: "10000" },
     "no-peers": { type: "boolean", default: false },
     "no-own": { type: "boolean", default: false },
+    peers: { type: "string", default: PEERS.join(",") },
   },
 });
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -41,6 +42,8 @@ const CACHE_DIR = path.join(ROOT, ".cache", "bench");
 const objectCount = Number(values.objects);
 const queryCount = Number(values.queries);
 const coldCount = Number(values.cold);
+const peerNames = values.peers.split(",").map((name) => name.trim());
+for (const name of peerNames) if (!(PEERS as readonly string[]).includes(name)) throw new Error(`--peers: no engine "${name}"; known: ${PEERS.join(", ")}`);
 
 function log(message: string) {
   process.stderr.write(message + "\n");
@@ -60,12 +63,34 @@ async function modelThroughput(texts: string[]) {
   }
 }
 
+/** Texts of the corpus the model's speed is measured on in this run: evenly spread, so long and short ones count as in the whole. */
+const MODEL_SAMPLE = 2_000;
+
+/**
+ * Seconds the model takes to embed the whole corpus on every thread, measured now on an evenly spread
+ * sample (the time the cached embeddings took when they were computed says more about how busy the
+ * machine was then than about the model).
+ */
+async function corpusEmbedSeconds(corpus: BenchCorpus): Promise<number> {
+  const step = Math.max(1, Math.floor(corpus.docs.length / MODEL_SAMPLE));
+  const sample = corpus.docs.filter((_, i) => i % step === 0).slice(0, MODEL_SAMPLE).map((doc) => doc.text.slice(0, 2000));
+  const pool = createEmbeddingPool(BUNDLED_SPEC);
+  try {
+    await pool.embed(sample.slice(0, 8 * pool.threads));
+    const [, ms] = await timed(() => pool.embed(sample));
+    return (corpus.docs.length * ms) / sample.length / 1000;
+  } finally {
+    await pool.close();
+  }
+}
+
 async function peers(queryEmbedMs: number) {
   const out: Record<string, PeerResult[]> = {};
   for (const size of values.sizes.split(",").map(Number)) {
     const corpus = await loadCorpus(size, queryCount, EVAL_DIR, CACHE_DIR, log);
-    log(`peers on ${size} objects (model embedded them in ${corpus.embedSeconds.toFixed(0)} s on all threads)…`);
-    out[size] = runPeers(size, queryCount, CACHE_DIR, EVAL_DIR, corpus, queryEmbedMs, log);
+    const embedSeconds = await corpusEmbedSeconds(corpus);
+    log(`peers on ${size} objects (the model embeds them in ${embedSeconds.toFixed(0)} s on all threads, from ${Math.min(size, MODEL_SAMPLE)} of them now)…`);
+    out[size] = runPeers(size, queryCount, CACHE_DIR, EVAL_DIR, { engines: peerNames, embedSeconds, queryEmbedMs }, log);
     if (!values.json) process.stdout.write(renderPeers(size, out[size] as PeerResult[]));
   }
   return out;

@@ -1,7 +1,6 @@
 /** Runs every peer engine in its own process on one corpus size and renders the comparison. */
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type { BenchCorpus } from "./corpus.js";
 
 const PEER_RUN = fileURLToPath(new URL("./peer-run.js", import.meta.url));
 /** An engine that takes longer than this on one size is reported as timed out. */
@@ -26,9 +25,17 @@ export interface PeerResult {
   search_with_embedding_p95_ms: number;
 }
 
-export function runPeers(size: number, queries: number, cacheDir: string, evalDir: string, corpus: BenchCorpus, queryEmbedMs: number, log: (m: string) => void): PeerResult[] {
+export interface PeerRunOptions {
+  engines: readonly string[];
+  /** The model's time for the whole corpus, measured in this run, added to the ingest of the engines given vectors. */
+  embedSeconds: number;
+  /** The model's time for one query, added to the search of the engines given a query vector. */
+  queryEmbedMs: number;
+}
+
+export function runPeers(size: number, queries: number, cacheDir: string, evalDir: string, { engines, embedSeconds, queryEmbedMs }: PeerRunOptions, log: (m: string) => void): PeerResult[] {
   const results: PeerResult[] = [];
-  for (const peer of PEERS) {
+  for (const peer of engines) {
     log(`  ${peer} on ${size} objects…`);
     const child = spawnSync(process.execPath, [PEER_RUN, peer, String(size), String(queries), cacheDir, evalDir], {
       encoding: "utf8",
@@ -44,17 +51,27 @@ export function runPeers(size: number, queries: number, cacheDir: string, evalDi
       log(`  ${peer} failed: ${why}`);
       continue;
     }
-    const r = JSON.parse(child.stdout.trim().split("\n").at(-1) as string);
-    const own = peer === "semsearch";
-    const query = own || r.uses_query_vector === false ? 0 : queryEmbedMs;
-    results.push({
-      ...r,
-      ingest_with_embedding_s: own ? r.ingest_s : r.ingest_s + corpus.embedSeconds,
-      search_with_embedding_p50_ms: r.search_p50_ms + query,
-      search_with_embedding_p95_ms: r.search_p95_ms + query,
-    });
+    results.push(withModelTime(peer, JSON.parse(child.stdout.trim().split("\n").at(-1) as string), { embedSeconds, queryEmbedMs }));
   }
   return results;
+}
+
+type RawResult = Omit<PeerResult, "ingest_with_embedding_s" | "search_with_embedding_p50_ms" | "search_with_embedding_p95_ms">;
+
+/**
+ * A peer's figures with the model's time added where the engine was handed vectors: the corpus's
+ * embedding to its ingest, a query's to its searches (semsearch embeds for itself, end to end; a
+ * lexical engine needs no query vector).
+ */
+export function withModelTime(peer: string, r: RawResult, { embedSeconds, queryEmbedMs }: Pick<PeerRunOptions, "embedSeconds" | "queryEmbedMs">): PeerResult {
+  const own = peer === "semsearch";
+  const query = own || r.uses_query_vector === false ? 0 : queryEmbedMs;
+  return {
+    ...r,
+    ingest_with_embedding_s: own ? r.ingest_s : r.ingest_s + embedSeconds,
+    search_with_embedding_p50_ms: r.search_p50_ms + query,
+    search_with_embedding_p95_ms: r.search_p95_ms + query,
+  };
 }
 
 function n(value: number | null, digits = 1): string {
