@@ -9,7 +9,7 @@ import type { Duplex } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AddressInfo } from "node:net";
 import { EnvironmentError, errorBody, RequestRefusedError, UsageError, type Engine } from "../engine/index.js";
-import { classify, createApp, jsonResponse, searchGate, type AppOptions } from "./app.js";
+import { bodySpool, classify, createApp, jsonResponse, searchGate, type AppOptions } from "./app.js";
 import { startLocalChannel, type LocalChannel } from "./local-channel.js";
 
 export interface ServeOptions extends AppOptions {
@@ -75,7 +75,8 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, onReque
 
 export async function startServer(engine: Engine, options: ServeOptions): Promise<RunningServer> {
   const gate = searchGate(options);
-  const app = createApp(engine, { ...options, searchGate: gate });
+  const spool = options.bodySpool ?? bodySpool(options);
+  const app = createApp(engine, { ...options, searchGate: gate, bodySpool: spool });
   let stopping = false;
   const shuttingDown = () => jsonResponse(errorBody(new RequestRefusedError(503, "SHUTTING_DOWN", "The server is stopping")), 503, { "Retry-After": "1", connection: "close" });
   // Requests counted while the engine works on them, whether or not their client is still there.
@@ -132,6 +133,7 @@ export async function startServer(engine: Engine, options: ServeOptions): Promis
     server.closeAllConnections();
     if (local && "destroy" in local) local.destroy();
     await closed;
+    spool.close();
     try {
       await engine.close();
     } catch {
