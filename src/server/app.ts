@@ -62,9 +62,25 @@ export function jsonResponse(value: unknown, status = 200, headers: Record<strin
 /** What an unknown path and a missing or wrong key both answer, byte for byte. */
 const NOT_FOUND = () => new NotFoundError("NOT_FOUND", "Not found");
 
+/**
+ * Hints written for the CLI's user that say too much to an HTTP client, by code: an unknown index's
+ * lists every index of the project (and names a CLI command). The CLI, and the local channel that
+ * answers it, keep the engine's.
+ */
+const HTTP_HINTS: Record<string, string> = {
+  INDEX_NOT_FOUND: "GET /v1/indexes lists the indexes.",
+};
+
+/** The error as an HTTP client is told it. */
+function forHttp(error: SemsearchError): SemsearchError {
+  const hint = Object.hasOwn(HTTP_HINTS, error.code) ? HTTP_HINTS[error.code] : undefined;
+  if (hint === undefined || !(error instanceof NotFoundError)) return error;
+  return new NotFoundError(error.code, error.message, { hint, issues: error.issues });
+}
+
 function errorResponse(error: SemsearchError): Response {
   const headers = error instanceof RequestRefusedError ? error.headers : {};
-  return jsonResponse(errorBody(error), error.status, headers);
+  return jsonResponse(errorBody(forHttp(error)), error.status, headers);
 }
 
 /** Anything thrown, as a SemsearchError whose message may be shown to a client: bugs say only that they happened. */

@@ -229,6 +229,20 @@ describe("statuses", () => {
     expect(allow.headers.get("allow")).toBe("GET, HEAD, DELETE");
   });
 
+  it("does not list the project's indexes to a client naming an unknown one; the CLI still does", async () => {
+    for (const [method, path] of [["GET", "/v1/indexes/nope"], ["GET", "/v1/indexes/nope/status"], ["GET", "/v1/indexes/nope/search?query=x"], ["DELETE", "/v1/indexes/nope"]] as const) {
+      const answer = await api(method, path, writer);
+      expect(answer.status, `${method} ${path}`).toBe(404);
+      expect(answer.json.errors).toEqual([{ code: "INDEX_NOT_FOUND", message: 'Index "nope" not found', hint: "GET /v1/indexes lists the indexes." }]);
+    }
+    // The same error for this machine's user, answered by the server over its local socket, and in process.
+    for (const args of [["search", "nope", "x"], ["search", "nope", "x", "--in-process"], ["index", "get", "nope"]]) {
+      const local = await runCli(["--project", project, "--json", ...args]);
+      expect(local.exitCode, local.stderr).toBe(3);
+      expect(JSON.parse(local.stderr).errors[0].hint).toMatch(/^Known indexes: .*\barticles\b/);
+    }
+  });
+
   it("answers a streamed body that grows past the limit with 413 and adds nothing", async () => {
     const chunk = new TextEncoder().encode(`${JSON.stringify({ title: "z".repeat(10_000) })}\n`);
     let sent = 0;
