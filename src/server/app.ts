@@ -12,8 +12,9 @@ import { cors } from "hono/cors";
 import * as v from "valibot";
 import { errorBody, InternalError, NotFoundError, RequestRefusedError, SemsearchError, ValidationError, environmentError, type Caller, type Engine } from "../engine/index.js";
 import { Gate } from "./gate.js";
+import { BodySpool } from "./spool.js";
 import { isLoopbackHostHeader } from "./hosts.js";
-import { ROUTES, type Route, type RouteOptions } from "./routes.js";
+import { DEFAULT_MAX_BODY_BYTES, ROUTES, type Route, type RouteOptions } from "./routes.js";
 import { openApiDocument } from "./openapi.js";
 
 export interface AppOptions extends RouteOptions {
@@ -32,6 +33,13 @@ export interface AppOptions extends RouteOptions {
   version?: string;
   /** The cap on searches at once, when shared with another way in (the local channel); else the app makes one. */
   searchGate?: Gate;
+  /**
+   * Bytes of objects bodies held at once, received or being received, waiting for their add (default
+   * 1 GiB, and at least two bodies of `maxBodyBytes`); beyond, 503 BUSY.
+   */
+  maxHeldBodyBytes?: number;
+  /** Where bodies are received (serve.ts makes one and removes its files at stop); else the app makes one. */
+  bodySpool?: BodySpool;
 }
 
 export interface AccessEntry {
@@ -54,9 +62,25 @@ export function jsonResponse(value: unknown, status = 200, headers: Record<strin
 /** What an unknown path and a missing or wrong key both answer, byte for byte. */
 const NOT_FOUND = () => new NotFoundError("NOT_FOUND", "Not found");
 
+/**
+ * Hints written for the CLI's user that say too much to an HTTP client, by code: an unknown index's
+ * lists every index of the project (and names a CLI command). The CLI, and the local channel that
+ * answers it, keep the engine's.
+ */
+const HTTP_HINTS: Record<string, string> = {
+  INDEX_NOT_FOUND: "GET /v1/indexes lists the indexes.",
+};
+
+/** The error as an HTTP client is told it. */
+function forHttp(error: SemsearchError): SemsearchError {
+  const hint = Object.hasOwn(HTTP_HINTS, error.code) ? HTTP_HINTS[error.code] : undefined;
+  if (hint === undefined || !(error instanceof NotFoundError)) return error;
+  return new NotFoundError(error.code, error.message, { hint, issues: error.issues });
+}
+
 function errorResponse(error: SemsearchError): Response {
   const headers = error instanceof RequestRefusedError ? error.headers : {};
-  return jsonResponse(errorBody(error), error.status, headers);
+  return jsonResponse(errorBody(forHttp(error)), error.status, headers);
 }
 
 /** Anything thrown, as a SemsearchError whose message may be shown to a client: bugs say only that they happened. */
@@ -152,14 +176,23 @@ type Env = { Variables: { keyId: string } };
 
 /** The cap on searches (and object lists) running at once, with its queue. */
 export function searchGate(options: Pick<AppOptions, "maxSearches" | "maxQueuedSearches">): Gate {
-  return new Gate(options.maxSearches ?? 8, options.maxQueuedSearches ?? 256);
+  return new Gate(options.maxSearches ?? 8, options.maxQueuedSearches ?? 256, "searches");
+}
+
+const GIB = 1024 * 1024 * 1024;
+
+/** Where objects bodies are received, holding at most `maxHeldBodyBytes` at once. */
+export function bodySpool(options: Pick<AppOptions, "maxHeldBodyBytes" | "maxBodyBytes">): BodySpool {
+  return new BodySpool({ maxBytes: options.maxHeldBodyBytes ?? Math.max(GIB, 2 * (options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES)) });
 }
 
 export function createApp(engine: Engine, options: AppOptions): Hono<Env> {
   const app = new Hono<Env>();
   // Searches and object lists share one cap (each may hold much memory: 10,000 objects a list);
-  // adds take another (pass 1 of an add parses its body before the project lock serialises them).
-  const gates = { search: options.searchGate ?? searchGate(options), write: new Gate(2, 64) };
+  // adds take another (pass 1 of an add parses its body before the project lock serialises them),
+  // once their body is received whole: a slow client holds no place.
+  const gates = { search: options.searchGate ?? searchGate(options), write: new Gate(2, 64, "adds") };
+  const spool = options.bodySpool ?? bodySpool(options);
   const byPath = new Map<string, Route[]>();
   for (const route of ROUTES) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   const document = openApiDocument(options.version);
@@ -184,8 +217,15 @@ export function createApp(engine: Engine, options: AppOptions): Hono<Env> {
     if (route.write && caller?.readOnly) throw new RequestRefusedError(403, "READ_ONLY_KEY", `The key ${caller.keyId} is read-only: it can search and read, not ${route.summary.toLowerCase()}`);
     const query = parseQuery(url, route.query);
     const params = pathParams(route.path, url.pathname);
-    const run = () => route.handle({ engine, params, query, request: c.req.raw, options, document });
-    const result = route.gate ? await gates[route.gate].run(run) : await run();
+    const context = { engine, params, query, request: c.req.raw, options, document, spool };
+    const received = route.receive ? await route.receive(context) : undefined;
+    let result: Awaited<ReturnType<Route["handle"]>>;
+    try {
+      const run = () => route.handle({ ...context, received });
+      result = route.gate ? await gates[route.gate].run(run) : await run();
+    } finally {
+      received?.release();
+    }
     const response = jsonResponse(result.body, route.status, result.headers);
     return c.req.method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
   };

@@ -1,7 +1,7 @@
 /** Request bodies, read within a byte limit and never held whole when they can be streamed. */
 import { isUtf8 } from "node:buffer";
-import { Readable, Transform } from "node:stream";
-import type { ReadableStream as WebReadableStream } from "node:stream/web";
+import { Readable } from "node:stream";
+import type { ReadableStream as WebReadableStream, ReadableStreamReadResult } from "node:stream/web";
 import { formatByteLimit, parseJsonText, RequestRefusedError } from "../engine/index.js";
 
 /** The body was not read to its end: the connection is closed after the answer, not reused. */
@@ -33,27 +33,50 @@ export function checkJsonMediaType(contentType: string | undefined, lines: boole
 }
 
 /** Refuses a body whose declared length is over the limit before reading any of it. */
-function checkDeclaredLength(headers: Headers, limit: number, hint: string): void {
+export function checkDeclaredLength(headers: Headers, limit: number, hint: string): void {
   const declared = headers.get("content-length");
   if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw tooLarge(limit, hint);
 }
 
-const OBJECTS_HINT = "Send fewer objects per request, or start the server with a larger --max-body-mb.";
+export const OBJECTS_HINT = "Send fewer objects per request, or start the server with a larger --max-body-mb.";
 
-/** The body as a Node stream that fails with 413 once it passes `limit` bytes. */
-export function limitedStream(request: Request, limit: number, hint = OBJECTS_HINT): NodeJS.ReadableStream {
+/**
+ * The body's chunks: 413 once they pass `limit` bytes, 499 when the client leaves before the end.
+ * Nothing is read until a reader asks (a generator runs on demand), so no error can arise before
+ * someone is there to be told: a stream destroyed with an error nobody listens to ends the process.
+ * `onChunk` sees each chunk's size before it is passed on (and may throw to refuse it).
+ */
+async function* limitedChunks(body: WebReadableStream<Uint8Array>, limit: number, hint: string, onChunk?: (bytes: number) => void): AsyncGenerator<Buffer> {
+  const reader = body.getReader();
+  let seen = 0;
+  try {
+    for (;;) {
+      let next: ReadableStreamReadResult<Uint8Array>;
+      try {
+        next = await reader.read();
+      } catch (error) {
+        throw incomplete(error);
+      }
+      if (next.done) return;
+      seen += next.value.byteLength;
+      if (seen > limit) throw tooLarge(limit, hint);
+      onChunk?.(next.value.byteLength);
+      yield Buffer.from(next.value.buffer, next.value.byteOffset, next.value.byteLength);
+    }
+  } finally {
+    // Stopped early (too large, or the reader gave up): the rest of the body is not read.
+    reader.cancel().catch(() => {});
+  }
+}
+
+/**
+ * The body as a Node stream that fails with 413 once it passes `limit` bytes, and with 499 when the
+ * client goes away mid-body (Readable.fromWeb read a body whose client had left as an empty one).
+ */
+export function limitedStream(request: Request, limit: number, hint = OBJECTS_HINT, onChunk?: (bytes: number) => void): Readable {
   checkDeclaredLength(request.headers, limit, hint);
   if (request.body === null) return Readable.from([]);
-  let seen = 0;
-  const counter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      seen += chunk.length;
-      callback(seen > limit ? tooLarge(limit, hint) : null, chunk);
-    },
-  });
-  const source = Readable.fromWeb(request.body as unknown as WebReadableStream<Uint8Array>);
-  source.on("error", (error) => counter.destroy(incomplete(error)));
-  return source.pipe(counter);
+  return Readable.from(limitedChunks(request.body as unknown as WebReadableStream<Uint8Array>, limit, hint, onChunk), { objectMode: false });
 }
 
 /** The whole body, at most `limit` bytes, parsed as JSON (422 INVALID_JSON naming the line otherwise). */

@@ -11,13 +11,15 @@ export class Gate {
   constructor(
     private readonly maxActive: number,
     private readonly maxWaiting: number,
+    /** What runs, for the refusal's message ("searches", "adds"). */
+    private readonly what = "searches",
   ) {}
 
   /** Runs `fn` when a place is free; RequestRefusedError 503 BUSY when the queue is full too. */
   async run<T>(fn: () => Promise<T>): Promise<T> {
     if (this.active >= this.maxActive) {
       if (this.waiting.length >= this.maxWaiting) {
-        throw new RequestRefusedError(503, "BUSY", `The server is running ${this.active} searches and has ${this.waiting.length} waiting: try again shortly`, { headers: { "Retry-After": "1" } });
+        throw new RequestRefusedError(503, "BUSY", `The server is running ${this.active} ${this.what} and has ${this.waiting.length} waiting: try again shortly`, { headers: { "Retry-After": "1" } });
       }
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     } else {

@@ -5,7 +5,8 @@
  */
 import * as v from "valibot";
 import { confinedBase, searchResponse, ValidationError, type Engine } from "../engine/index.js";
-import { checkJsonMediaType, limitedStream, readJsonBody } from "./body.js";
+import { checkJsonMediaType, readJsonBody } from "./body.js";
+import type { BodySpool, ReceivedBody } from "./spool.js";
 import { AddObjectsQuerySchema, ListObjectsQuerySchema, NoQuerySchema, SearchQuerySchema, type RESPONSES } from "./schemas.js";
 
 export interface RouteOptions {
@@ -31,6 +32,10 @@ export interface RouteContext {
   options: RouteOptions;
   /** The OpenAPI document (for its own route). */
   document: unknown;
+  /** Where request bodies are received before their route's gate is taken. */
+  spool: BodySpool;
+  /** The body `receive` read, once it has. */
+  received?: ReceivedBody;
 }
 
 type QuerySchema = v.StrictObjectSchema<v.ObjectEntries, undefined>;
@@ -54,6 +59,11 @@ export interface Route {
   response: keyof typeof RESPONSES;
   /** Other statuses the route answers with, for the document (every route also has 404 and 500). */
   errors: number[];
+  /**
+   * Reads the request body whole, before the route's gate is taken (app.ts), so a client that sends
+   * slowly holds no place that others wait for. Its file is removed once `handle` is done.
+   */
+  receive?(ctx: RouteContext): Promise<ReceivedBody>;
   handle(ctx: RouteContext): Promise<{ body: unknown; headers?: Record<string, string> }>;
 }
 
@@ -65,10 +75,16 @@ function bodyBytes(options: RouteOptions): number {
   return options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 }
 
-/** An objects body as the engine's streamed input; its local image files confined to the server's image root. */
-function objectsInput({ request, options }: RouteContext, lines: boolean) {
+/** An objects body, checked for its media type and received whole (413 past --max-body-mb). */
+function receiveObjects({ request, options, spool }: RouteContext, lines: boolean): Promise<ReceivedBody> {
   checkJsonMediaType(request.headers.get("content-type") ?? undefined, lines);
-  return { stream: limitedStream(request, bodyBytes(options)), source: "body", base: confinedBase(options.imageRoot ?? null) };
+  return spool.receive(request, bodyBytes(options));
+}
+
+/** The received body as the engine's input; its local image files confined to the server's image root. */
+function objectsInput({ received, options }: RouteContext) {
+  if (received === undefined) throw new Error("the objects body was not received");
+  return { path: received.path, source: "body", base: confinedBase(options.imageRoot ?? null) };
 }
 
 const search: Route["handle"] = async ({ engine, params, query }) => {
@@ -115,9 +131,10 @@ export const ROUTES: Route[] = [
   { method: "GET", path: "/v1/indexes/:id/search", operationId: "search", summary: "Search an index", auth: true, write: false, gate: "search", query: SearchQuerySchema, status: 200, response: "SearchResponse", errors: [...READ_ERRORS, 503], handle: search },
   {
     method: "POST", path: "/v1/objects", operationId: "addObjects", summary: "Add or replace objects", auth: true, write: true, gate: "write", query: AddObjectsQuerySchema, body: "objects", status: 200, response: "Added", errors: WRITE_ERRORS,
+    receive: (ctx) => receiveObjects(ctx, true),
     handle: async (ctx) => {
       const idField = (ctx.query as v.InferOutput<typeof AddObjectsQuerySchema>).id_field;
-      return { body: await ctx.engine.addObjects([objectsInput(ctx, true)], { idField }) };
+      return { body: await ctx.engine.addObjects([objectsInput(ctx)], { idField }) };
     },
   },
   {
@@ -130,7 +147,8 @@ export const ROUTES: Route[] = [
   { method: "GET", path: "/v1/objects/:id", operationId: "getObject", summary: "Get an object", auth: true, write: false, query: NoQuerySchema, status: 200, response: "ObjectInfo", errors: [], handle: async ({ engine, params }) => ({ body: await engine.getObject(params.id as string) }) },
   {
     method: "PUT", path: "/v1/objects/:id", operationId: "putObject", summary: "Add or replace one object", auth: true, write: true, gate: "write", query: NoQuerySchema, body: "object", status: 200, response: "Added", errors: WRITE_ERRORS,
-    handle: async (ctx) => ({ body: await ctx.engine.addObjects([objectsInput(ctx, false)], { id: ctx.params.id as string }) }),
+    receive: (ctx) => receiveObjects(ctx, false),
+    handle: async (ctx) => ({ body: await ctx.engine.addObjects([objectsInput(ctx)], { id: ctx.params.id as string }) }),
   },
   {
     method: "DELETE", path: "/v1/objects/:id", operationId: "deleteObject", summary: "Delete an object", auth: true, write: true, query: NoQuerySchema, status: 200, response: "Deleted", errors: [403, 409, 503],

@@ -9,7 +9,7 @@ import type { Duplex } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AddressInfo } from "node:net";
 import { EnvironmentError, errorBody, RequestRefusedError, UsageError, type Engine } from "../engine/index.js";
-import { classify, createApp, jsonResponse, searchGate, type AppOptions } from "./app.js";
+import { bodySpool, classify, createApp, jsonResponse, searchGate, type AppOptions } from "./app.js";
 import { startLocalChannel, type LocalChannel } from "./local-channel.js";
 
 export interface ServeOptions extends AppOptions {
@@ -34,6 +34,8 @@ export interface RunningServer {
   port: number;
   /** Requests being answered now. */
   inFlight(): number;
+  /** HTTP connections open now, idle ones included. */
+  connections(): Promise<number>;
   /** Stops accepting, waits for requests in flight (up to shutdownTimeoutMs), closes the engine. Resolves true when every request finished. */
   stop(): Promise<boolean>;
   /** The socket the CLI's searches are answered on, or why there is none (another server of the project has it). */
@@ -57,9 +59,14 @@ const CLIENT_ERRORS: Record<number, [string, string]> = {
   431: ["HEADERS_TOO_LARGE", "The request headers are larger than the server accepts"],
 };
 
+/** How long an answer to a refused request may take to leave before its connection is closed anyway. */
+const CLIENT_ERROR_FLUSH_MS = 1000;
+
 /**
  * Requests Node's parser refuses before the app sees them (headers too large or too slow, not HTTP):
- * answered in the API's error shape, and logged like any request.
+ * answered in the API's error shape, and logged like any request. The connection is then closed
+ * whole, once the answer is flushed (or after CLIENT_ERROR_FLUSH_MS): `end` alone leaves it half
+ * open, and a client that never reads nor closes would keep its descriptor for as long as it likes.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, onRequest: ServeOptions["onRequest"]): void {
   if (error.code === "ECONNRESET" || !socket.writable) {
@@ -69,13 +76,17 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, onReque
   const status = error.code === "HPE_HEADER_OVERFLOW" ? 431 : error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : error.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW" ? 413 : 400;
   const [code, message] = CLIENT_ERRORS[status] as [string, string];
   const body = `${JSON.stringify(errorBody(new RequestRefusedError(status, code, message)))}\n`;
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const timer = setTimeout(() => socket.destroy(), CLIENT_ERROR_FLUSH_MS);
+  timer.unref();
+  socket.once("close", () => clearTimeout(timer));
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
   onRequest?.({ method: "-", path: "-", status, ms: 0 });
 }
 
 export async function startServer(engine: Engine, options: ServeOptions): Promise<RunningServer> {
   const gate = searchGate(options);
-  const app = createApp(engine, { ...options, searchGate: gate });
+  const spool = options.bodySpool ?? bodySpool(options);
+  const app = createApp(engine, { ...options, searchGate: gate, bodySpool: spool });
   let stopping = false;
   const shuttingDown = () => jsonResponse(errorBody(new RequestRefusedError(503, "SHUTTING_DOWN", "The server is stopping")), 503, { "Retry-After": "1", connection: "close" });
   // Requests counted while the engine works on them, whether or not their client is still there.
@@ -132,6 +143,7 @@ export async function startServer(engine: Engine, options: ServeOptions): Promis
     server.closeAllConnections();
     if (local && "destroy" in local) local.destroy();
     await closed;
+    spool.close();
     try {
       await engine.close();
     } catch {
@@ -143,6 +155,7 @@ export async function startServer(engine: Engine, options: ServeOptions): Promis
     url: `http://${host}:${address.port}`,
     port: address.port,
     inFlight: () => inFlight,
+    connections: () => new Promise((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count)))),
     stop: () => (stopped ??= stop()),
     local: local && "close" in local ? { socketPath: local.socketPath } : local,
   };

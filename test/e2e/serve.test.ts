@@ -7,7 +7,7 @@ import path from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliJson, ROOT, runCli, SAMPLE, tempProject } from "../helpers/cli.js";
-import { call, serve, type Served } from "../helpers/serve.js";
+import { call, drip, rawRequest, serve, waitUntil, type RawRequest, type Served } from "../helpers/serve.js";
 
 const project = tempProject();
 let server: Served;
@@ -229,6 +229,20 @@ describe("statuses", () => {
     expect(allow.headers.get("allow")).toBe("GET, HEAD, DELETE");
   });
 
+  it("does not list the project's indexes to a client naming an unknown one; the CLI still does", async () => {
+    for (const [method, path] of [["GET", "/v1/indexes/nope"], ["GET", "/v1/indexes/nope/status"], ["GET", "/v1/indexes/nope/search?query=x"], ["DELETE", "/v1/indexes/nope"]] as const) {
+      const answer = await api(method, path, writer);
+      expect(answer.status, `${method} ${path}`).toBe(404);
+      expect(answer.json.errors).toEqual([{ code: "INDEX_NOT_FOUND", message: 'Index "nope" not found', hint: "GET /v1/indexes lists the indexes." }]);
+    }
+    // The same error for this machine's user, answered by the server over its local socket, and in process.
+    for (const args of [["search", "nope", "x"], ["search", "nope", "x", "--in-process"], ["index", "get", "nope"]]) {
+      const local = await runCli(["--project", project, "--json", ...args]);
+      expect(local.exitCode, local.stderr).toBe(3);
+      expect(JSON.parse(local.stderr).errors[0].hint).toMatch(/^Known indexes: .*\barticles\b/);
+    }
+  });
+
   it("answers a streamed body that grows past the limit with 413 and adds nothing", async () => {
     const chunk = new TextEncoder().encode(`${JSON.stringify({ title: "z".repeat(10_000) })}\n`);
     let sent = 0;
@@ -320,25 +334,19 @@ describe("serving", () => {
   it("finishes a batch add in flight on SIGTERM, then exits 0: every object added", async () => {
     const open = await serve(project, ["--no-auth"]);
     const count = 300;
-    const encoder = new TextEncoder();
-    let sent = 0;
-    let signalled = false;
-    const body = new ReadableStream({
-      async pull(controller) {
-        if (sent === count) return controller.close();
-        controller.enqueue(encoder.encode(`${JSON.stringify({ id: `term-${sent}`, title: `object ${sent}` })}\n`));
-        sent++;
-        if (sent === count / 2 && !signalled) {
-          signalled = true;
-          // Half the body is sent, and the server has had time to read the request's head (a connection
-          // whose request has not begun is idle, and closed at once): it stops accepting, and this request goes on.
-          await new Promise((resolve) => setTimeout(resolve, 500));
-          open.child.kill("SIGTERM");
-          await new Promise((resolve) => setTimeout(resolve, 300));
-        }
-      },
-    });
-    const answer = await call(`${open.url}/v1/objects`, null, { method: "POST", body, headers: { "content-type": "application/x-ndjson" }, duplex: "half" } as RequestInit);
+    const line = (i: number) => `${JSON.stringify({ id: `term-${i}`, title: `object ${i}` })}\n`;
+    const add = rawRequest(open.url, "POST", "/v1/objects", { "content-type": "application/x-ndjson" });
+    // The server has read the request's head: the request is in flight (a connection whose request
+    // has not begun is idle, and closed at once by a stop).
+    await add.continued;
+    for (let i = 0; i < count / 2; i++) add.send(line(i));
+    open.child.kill("SIGTERM");
+    // It stops accepting, and this request goes on: the rest of its body is sent after the stop began.
+    await waitUntil(() => /"event":"stopping"/.test(open.stderr()), "the server to begin stopping");
+    expect(open.stderr()).toMatch(/"event":"stopping","signal":"SIGTERM","in_flight":1\b/);
+    for (let i = count / 2; i < count; i++) add.send(line(i));
+    add.end();
+    const answer = await add.answer;
     expect(answer.status, answer.text).toBe(200);
     expect(answer.json.count).toBe(count);
     expect(await open.exited).toBe(0);
@@ -347,25 +355,58 @@ describe("serving", () => {
     expect(stored).toHaveLength(count);
   });
 
-  it("adds nothing when the client goes away mid-body", async () => {
+  /** Two adds whose bodies are being sent slowly: each has sent its first object, and the server is reading. */
+  async function slowAdds(url: string, prefix: string): Promise<RawRequest[]> {
+    const slow = [0, 1].map(() => rawRequest(url, "POST", "/v1/objects", { "content-type": "application/x-ndjson" }));
+    for (const [i, request] of slow.entries()) {
+      await request.continued;
+      request.send(`${JSON.stringify({ id: `${prefix}-${i}`, title: "slow" })}\n`);
+    }
+    return slow;
+  }
+
+  const loggedAdds = (served: Served) =>
+    served
+      .stderr()
+      .split("\n")
+      .filter((line) => line.includes('"method":"POST","path":"/v1/objects"'))
+      .map((line) => JSON.parse(line).status as number);
+
+  it("adds nothing when the client goes away mid-body, logs 499 and stays up, while other adds are being sent", async () => {
     const open = await serve(project, ["--no-auth"]);
     try {
-      const controller = new AbortController();
-      let sent = 0;
-      const body = new ReadableStream({
-        async pull(stream) {
-          if (controller.signal.aborted) return;
-          stream.enqueue(new TextEncoder().encode(`${JSON.stringify({ id: `gone-${sent++}`, title: "x" })}\n`));
-          if (sent === 50) {
-            await new Promise((resolve) => setTimeout(resolve, 200));
-            controller.abort();
-          }
-        },
-      });
-      await expect(fetch(`${open.url}/v1/objects`, { method: "POST", body, signal: controller.signal, headers: { "content-type": "application/x-ndjson" }, duplex: "half" } as RequestInit)).rejects.toThrow();
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const stored = (await cli(["objects", "list", "--limit", "10000"])).objects.filter((o: { id: string }) => o.id.startsWith("gone-"));
-      expect(stored).toHaveLength(0);
+      // Before the fix, the two slow adds held both write places, and the body of this one was read
+      // only after they finished: its client gone, it was taken as empty (200) or, while the engine
+      // started reading, destroyed with no listener, which ended the server (exit 1).
+      const slow = await slowAdds(open.url, "stay");
+      const gone = rawRequest(open.url, "POST", "/v1/objects", { "content-type": "application/x-ndjson" });
+      await gone.continued;
+      for (let i = 0; i < 50; i++) gone.send(`${JSON.stringify({ id: `gone-${i}`, title: "x" })}\n`);
+      gone.drop();
+      const whileSending = await drip(slow, () => loggedAdds(open).length > 0);
+      expect(whileSending, "the dropped add was logged while the others were still being sent").toBe(true);
+      expect(loggedAdds(open)).toEqual([499]);
+      for (const request of slow) expect((await request.answer).status).toBe(200);
+      expect(loggedAdds(open)).toEqual([499, 200, 200]);
+      expect((await call(`${open.url}/healthz`, null)).status).toBe(200);
+      const stored = (await cli(["objects", "list", "--limit", "10000"])).objects.map((o: { id: string }) => o.id);
+      expect(stored.filter((id: string) => id.startsWith("gone-"))).toEqual([]);
+      expect(stored.filter((id: string) => id.startsWith("stay-")).sort()).toEqual(["stay-0", "stay-1"]);
+    } finally {
+      expect(await open.stop()).toBe(0);
+    }
+  });
+
+  it("answers an add while two others are still being sent slowly: a slow client holds no write place", async () => {
+    const open = await serve(project, ["--no-auth"]);
+    try {
+      const slow = await slowAdds(open.url, "drip");
+      let answered = false;
+      const prompt = call(`${open.url}/v1/objects`, null, { method: "POST", body: JSON.stringify({ id: "prompt", title: "fast" }), headers: { "content-type": "application/json" } }).finally(() => (answered = true));
+      const whileSending = await drip(slow, () => answered);
+      expect(whileSending, "the third add was answered while the slow ones were still being sent").toBe(true);
+      expect((await prompt).json).toEqual({ count: 1, ids: ["prompt"] });
+      for (const request of slow) expect((await request.answer).json).toMatchObject({ count: 1 });
     } finally {
       expect(await open.stop()).toBe(0);
     }

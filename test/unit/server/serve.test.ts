@@ -1,9 +1,10 @@
 /** The server's limits, in process over loopback: header size, slow clients, stopping. */
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Engine } from "../../../src/engine/index.js";
 import { isLoopback, startServer, type RunningServer } from "../../../src/server/serve.js";
+import { waitUntil } from "../../helpers/serve.js";
 import { tempDir } from "../../helpers/temp.js";
 
 let server: RunningServer;
@@ -57,6 +58,37 @@ describe("startServer", () => {
   it("closes on a client that never finishes its body", async () => {
     const answer = await raw("POST /v1/objects HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[");
     expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it("closes whole the connections of clients that never finish their headers, never read and never close", async () => {
+    // Before the fix the 408 only half-closed them: each kept its descriptor until its client closed.
+    const statuses: number[] = [];
+    const own = await startServer(new Engine({ projectDir: path.join(tempDir(), "p") }), { host: "127.0.0.1", port: 0, checkKey: null, headersTimeoutMs: 500, onRequest: (entry) => statuses.push(entry.status) });
+    const clients = Array.from({ length: 5 }, () => {
+      const socket = connect(own.port, "127.0.0.1");
+      socket.on("error", () => {});
+      socket.pause(); // never reads
+      socket.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+      return socket;
+    });
+    try {
+      await waitUntil(async () => (await own.connections()) === 5, "the five connections");
+      await waitUntil(() => statuses.length === 5, "five answers");
+      expect(statuses).toEqual([408, 408, 408, 408, 408]);
+      await waitUntil(async () => (await own.connections()) === 0, "the server to close the five connections");
+      // The answer was sent before the close: a client reading later still finds it.
+      const first = clients[0] as Socket;
+      first.resume();
+      const answer = await new Promise<string>((resolve) => {
+        let text = "";
+        first.on("data", (chunk) => (text += chunk));
+        first.on("close", () => resolve(text));
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[^]*"code":"REQUEST_TIMEOUT"/);
+    } finally {
+      for (const socket of clients) socket.destroy();
+      await own.stop();
+    }
   });
 
   it.each([

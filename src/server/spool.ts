@@ -1,0 +1,132 @@
+/**
+ * Request bodies received whole, to temporary files, before their work waits for a place at a
+ * gate: a client that sends slowly then holds only its own connection, never one of the few places
+ * that every writer waits for (nginx buffers request bodies to disk the same way). The files are in a
+ * directory of this server's own in the OS's temporary directory (`TMPDIR`), not in the project:
+ * they are the transport's, and the engine alone writes the project's files.
+ */
+import { createWriteStream, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { pipeline } from "node:stream/promises";
+import { EnvironmentError, formatByteLimit, RequestRefusedError } from "../engine/index.js";
+import { checkDeclaredLength, limitedStream, OBJECTS_HINT } from "./body.js";
+
+/** A body received to a file; `release` removes the file (call it once the work is done). */
+export interface ReceivedBody {
+  path: string;
+  bytes: number;
+  release(): void;
+}
+
+export interface BodySpoolOptions {
+  /** The bytes of bodies held at once (being received, or waiting for their turn); beyond, 503 BUSY. */
+  maxBytes: number;
+  /** Where this server's directory is made (default: the OS's temporary directory). */
+  parent?: string;
+}
+
+const PREFIX = "semsearch-bodies-";
+
+/** Whether a process runs with this id (one of another user's counts as running). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+/** Removes the body directories of servers that were killed (its name holds the server's process id). */
+function removeAbandoned(parent: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(new RegExp(`^${PREFIX}(\\d+)-`).exec(name)?.[1] ?? Number.NaN);
+    if (!Number.isInteger(pid) || pid === process.pid || running(pid)) continue;
+    try {
+      rmSync(path.join(parent, name), { recursive: true, force: true });
+    } catch {
+      // another user's (the temporary directory is shared): theirs to remove
+    }
+  }
+}
+
+export class BodySpool {
+  private dir: string | null = null;
+  private held = 0;
+  private files = 0;
+
+  constructor(private readonly options: BodySpoolOptions) {}
+
+  /** This server's directory, made at the first body (mode 700: mkdtemp's). */
+  private directory(): string {
+    if (this.dir === null) {
+      const parent = this.options.parent ?? tmpdir();
+      removeAbandoned(parent);
+      try {
+        this.dir = mkdtempSync(path.join(parent, `${PREFIX}${process.pid}-`));
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code ?? "EIO";
+        throw new EnvironmentError(code, `The server cannot write request bodies to its temporary directory (${code})`, {
+          hint: "The server's temporary directory (TMPDIR) must be a writable directory.",
+          cause: error,
+        });
+      }
+    }
+    return this.dir;
+  }
+
+  /** Bytes of bodies held now. */
+  heldBytes(): number {
+    return this.held;
+  }
+
+  private busy(): RequestRefusedError {
+    return new RequestRefusedError(503, "BUSY", `The server holds ${formatByteLimit(this.held)} of request bodies waiting to be added: try again shortly`, {
+      headers: { "Retry-After": "1", connection: "close" },
+    });
+  }
+
+  /**
+   * Reads the whole body to a file: 413 past `limit`, 499 when the client leaves first, 503 BUSY
+   * when the bodies held would pass the spool's bytes. The file is removed on failure.
+   */
+  async receive(request: Request, limit: number, hint = OBJECTS_HINT): Promise<ReceivedBody> {
+    checkDeclaredLength(request.headers, limit, hint);
+    const declared = Number(request.headers.get("content-length") ?? 0);
+    if (Number.isSafeInteger(declared) && declared > 0 && this.held + declared > this.options.maxBytes) throw this.busy();
+    const file = path.join(this.directory(), `body-${++this.files}`);
+    let bytes = 0;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.held -= bytes;
+      rmSync(file, { force: true });
+    };
+    const count = (chunk: number) => {
+      if (this.held + chunk > this.options.maxBytes) throw this.busy();
+      this.held += chunk;
+      bytes += chunk;
+    };
+    try {
+      await pipeline(limitedStream(request, limit, hint, count), createWriteStream(file, { flags: "wx", mode: 0o600 }));
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return { path: file, bytes, release };
+  }
+
+  /** Removes the directory and whatever is left in it (a stop past its deadline). */
+  close(): void {
+    if (this.dir !== null) rmSync(this.dir, { recursive: true, force: true });
+    this.dir = null;
+  }
+}
