@@ -5,7 +5,7 @@
  * worker with the bundled model and with a Hugging Face model downloaded from a local stand-in for
  * the hub, searched one-shot, through a server's local socket and over HTTP. Afterwards nothing
  * exists outside the project, the models folder and the local socket's directory, and every name
- * looked up and every address bound, connected or sent to is one the README lists (seen by a
+ * looked up and every address bound, connected or sent to is one docs/behaviour.md lists (seen by a
  * preloaded library, test/helpers/net-log.c, in every process semsearch starts).
  *
  * Also: arguments as long as the documented limits allow. onnxruntime's telemetry read the command
