@@ -6,7 +6,7 @@
 import { compareRanked, LEXICAL_RESCORE_DEPTH, type ScoredId } from "../../../src/engine/search/fuse.js";
 import { VECTOR_CANDIDATES } from "../../../src/engine/search/limits.js";
 import type { RankQuery } from "../../../src/engine/search/rank.js";
-import type { IndexRow, LanceStore } from "../../../src/engine/store/lancedb.js";
+import type { FilterColumnType, IndexRow, LanceStore } from "../../../src/engine/store/lancedb.js";
 import { withTopFirst } from "../../../src/engine/store/rows.js";
 import { MAX_RESULTS } from "../../../src/engine/search/limits.js";
 
@@ -40,9 +40,10 @@ export function cosine(a: Float32Array, b: Float32Array): number {
   return x === 0 || y === 0 ? 0 : dot / Math.sqrt(x * y);
 }
 
-/** Writes rows to a new index table (in batches, as the worker does). */
-export async function indexTable(store: LanceStore, table: string, rows: readonly IndexRow[], dimension: number): Promise<void> {
+/** Writes rows to a new index table (in batches, as the worker does), with the filter columns given. */
+export async function indexTable(store: LanceStore, table: string, rows: readonly IndexRow[], dimension: number, filters = new Map<string, FilterColumnType>()): Promise<void> {
   await store.createIndexTable(table, dimension);
+  await store.ensureFilterColumns(table, filters);
   for (let i = 0; i < rows.length; i += 2000) await store.upsertIndexRows(table, rows.slice(i, i + 2000));
 }
 
