@@ -52,6 +52,8 @@ describe("hybridTotal (rule 7)", () => {
   });
   it("is capped at 10,000", () => {
     expect(hybridTotal(250, MAX_RESULTS, MAX_RESULTS, true)).toEqual({ total: MAX_RESULTS, exact: false });
+    expect(hybridTotal(12_000, 250, MAX_RESULTS, false)).toEqual({ total: MAX_RESULTS, exact: true });
+    expect(hybridTotal(250, 12_000, MAX_RESULTS, true)).toEqual({ total: MAX_RESULTS, exact: false });
   });
   it("is a minimum when the fused union is larger than the greater count", () => {
     expect(hybridTotal(20, 10, 25, false)).toEqual({ total: 20, exact: false });

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareRanked, LEXICAL_RESCORE_DEPTH, type ScoredId } from "../../../src/engine/search/fuse.js";
 import { MAX_RESULTS, SMALL_FILTERED_SET, VECTOR_CANDIDATES } from "../../../src/engine/search/limits.js";
-import { bestImageVectors, rankRows, type RankQuery, type Ranking } from "../../../src/engine/search/rank.js";
+import { bestImageVectors, rankRows, tableVectors, type RankQuery, type Ranking, type VectorSource } from "../../../src/engine/search/rank.js";
 import { LanceStore, type IndexRow, type SegmentRow } from "../../../src/engine/store/lancedb.js";
 import { scoredIds } from "../../../src/engine/store/rows.js";
 import { tempDir } from "../../helpers/temp.js";
@@ -83,6 +83,14 @@ describe("rankRows, hybrid", () => {
     }
   });
 
+  it("uses a lexical part read ahead only for the table it was read from", async () => {
+    const vector = randomVector(seeded(12), DIMENSION);
+    const snapshot = store.snapshot();
+    const expected = oracleHybrid({ rows: sameRows, lexical: await lexicalMatches(SAME, "gamma"), query: vector, weight: 0.4 });
+    const ranking = await rankRows(snapshot, SAME, query({ text: "gamma", vector, lexical: readAhead(snapshot, MIXED, "gamma") }));
+    expectSameRanking(all(ranking), expected);
+  });
+
   it("totals by rule 7: the greater part's count, a minimum when the union is longer; the list is whole", async () => {
     const lexical = await lexicalMatches(MIXED, "alpha beta");
     const vector = randomVector(seeded(2), DIMENSION);
@@ -143,6 +151,50 @@ describe("rankRows, hybrid", () => {
   });
 });
 
+describe("at 10,000 results (MAX_RESULTS)", () => {
+  // 10,100 rows: 9,900 "delta epsilon", 100 "delta", 100 "delta" in a longer text (a lower BM25
+  // score); the last 200 near one direction `c`, the others anywhere.
+  const BIG = "big";
+  const c = Float32Array.of(1, 0, 0, 0, 0, 0, 0, 0);
+  const bigRows: IndexRow[] = (() => {
+    const random = seeded(13);
+    return Array.from({ length: 10_100 }, (_, i) => ({
+      id: `b${String(i).padStart(5, "0")}`,
+      seq: i + 1,
+      text: i < 9_900 ? "delta epsilon" : i < 10_000 ? "delta" : "delta filler filler filler filler",
+      vector: i < 9_900 ? randomVector(random, DIMENSION) : c.map((x) => x + (random() - 0.5) * 0.01),
+    }));
+  })();
+  beforeAll(async () => {
+    await indexTable(store, BIG, bigRows, DIMENSION);
+    await store.optimizeIndexTable(BIG);
+  }, 120_000);
+
+  it("hybrid: 10,000 lexical matches are cut there (more exist): the total is a minimum, the list not whole, though the union is 10,000", async () => {
+    // the nearest to -c are all among the 10,000 best lexical matches
+    const ranking = await rankRows(store.snapshot(), BIG, query({ text: "delta", vector: c.map((x) => -x) }));
+    expect(ranking.ranked.count).toBe(MAX_RESULTS);
+    expect(ranking.estimate).toEqual({ total: MAX_RESULTS, exact: false });
+    expect(ranking.whole).toBe(false);
+    expect(all(ranking).some((item) => item.id >= "b10000")).toBe(false);
+  });
+
+  it("hybrid: fewer lexical matches than 10,000, but a union past it: the list is cut, not whole", async () => {
+    // 9,900 match "epsilon"; the 250 nearest to c hold the 200 rows that do not
+    const ranking = await rankRows(store.snapshot(), BIG, query({ text: "epsilon", vector: c }));
+    expect(ranking.ranked.count).toBe(MAX_RESULTS);
+    expect(ranking.estimate).toEqual({ total: 9_900, exact: false });
+    expect(ranking.whole).toBe(false);
+  });
+
+  it("lexical: 10,000 matches are a minimum", async () => {
+    const ranking = await rankRows(store.snapshot(), BIG, query({ mode: "lexical", text: "delta", vector: c }));
+    expect(ranking.ranked.count).toBe(MAX_RESULTS);
+    expect(ranking.estimate).toEqual({ total: MAX_RESULTS, exact: false });
+    expect(ranking.whole).toBe(false);
+  });
+});
+
 describe("a small filtered set (rule 9) ends at 1,000 rows", () => {
   const vector = randomVector(seeded(8), DIMENSION);
 
@@ -198,6 +250,26 @@ describe("rankRows, neural-only paging", () => {
     // every page slices one list
     expect(all(past).map((item) => item.id)).toEqual(nearest.map((item) => item.id));
     expect(all(first)).toEqual(all(past).slice(0, VECTOR_CANDIDATES));
+  });
+
+  it("takes rows past the first 250 from the exact list, less those listed, up to the window: whatever the approximate index listed", async () => {
+    // An approximate index (as HNSW may) lists as its 250th a row the exact scan ranks last of all.
+    const snapshot = store.snapshot();
+    const exact = tableVectors(snapshot, MIXED);
+    const farthest = nearest.at(-1) as ScoredId;
+    const approximate: VectorSource = {
+      async nearest(v, limit, where, isExact) {
+        const rows = await exact.nearest(v, limit, where, isExact);
+        if (isExact || limit < VECTOR_CANDIDATES) return rows;
+        return { ids: [...rows.ids.slice(0, -1), farthest.id], scores: Float64Array.of(...rows.scores.slice(0, -1), farthest.score) };
+      },
+      similarities: exact.similarities,
+    };
+    const ranking = await rankRows(snapshot, MIXED, query({ mode: "vector", text: "", vector, offset: 250, limit: 10 }), undefined, approximate);
+    const head = [...nearest.slice(0, VECTOR_CANDIDATES - 1), farthest];
+    const rest = nearest.filter((item) => !head.includes(item)).slice(0, 270 - VECTOR_CANDIDATES);
+    expect(ranking.ranked.count).toBe(270);
+    expect(all(ranking).map((item) => item.id)).toEqual([...head, ...rest].map((item) => item.id));
   });
 
   it("a ranking of highlight segments takes `depth` rows, whatever the page", async () => {

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compareRanked } from "../../../src/engine/search/fuse.js";
-import { cosines, RowIndex, scoredIds, squaredNorm, withTopFirst, type ScoredRows } from "../../../src/engine/store/rows.js";
+import { byScore, cosines, RowIndex, scoredIds, squaredNorm, withTopFirst, type ScoredRows } from "../../../src/engine/store/rows.js";
 
 const rowsOf = (items: [string, number][]): ScoredRows => ({ ids: items.map(([id]) => id), scores: Float64Array.from(items, ([, score]) => score), rows: Float64Array.from(items, (_, i) => i * 10) });
 
@@ -58,7 +58,23 @@ describe("cosines", () => {
   });
 });
 
+describe("byScore", () => {
+  it("orders positions by descending score, equal scores in position order, leaving out NaN (rows without a vector)", () => {
+    expect(byScore(Float64Array.of(0.5, Number.NaN, 0.9, 0.5, Number.NaN))).toEqual([2, 0, 3]);
+    expect(byScore(new Float64Array(0))).toEqual([]);
+  });
+});
+
 describe("RowIndex", () => {
+  it("grows a fragment's positions when an offset is exactly past them", () => {
+    const index = new RowIndex();
+    index.set(0, 0);
+    index.set(1024, 1);
+    index.set(2048, 2);
+    index.set(2 ** 32 + 1024, 3);
+    expect([0, 1024, 2048, 2 ** 32 + 1024, 1023, 2 ** 32].map((row) => index.get(row))).toEqual([0, 1, 2, 3, -1, -1]);
+  });
+
   it("maps row ids of several fragments, past 2^32, to positions; -1 for others", () => {
     const index = new RowIndex();
     const row = (fragment: number, offset: number) => fragment * 2 ** 32 + offset;

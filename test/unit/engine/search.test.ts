@@ -11,13 +11,16 @@ import { filterColumn } from "../../../src/engine/filter-fields.js";
 import type { ModelSpec } from "../../../src/engine/embedding/model-spec.js";
 import { indexTableName, Project, segmentTableName } from "../../../src/engine/project.js";
 import { search } from "../../../src/engine/search/search.js";
+import { MAX_HIGHLIGHTS, relevantSegments } from "../../../src/engine/search/highlights.js";
+import { rankRows } from "../../../src/engine/search/rank.js";
 import type { SearchParams } from "../../../src/engine/search/request.js";
 import { MAX_RESULTS, VECTOR_CANDIDATES } from "../../../src/engine/search/limits.js";
 import type { IndexRow, ObjectRow, SegmentRow } from "../../../src/engine/store/lancedb.js";
 import type { IndexRecord, SearchPage, TextHighlight } from "../../../src/engine/types.js";
 import { scoredIds } from "../../../src/engine/store/rows.js";
 import { tempDir } from "../../helpers/temp.js";
-import { indexTable, oracleHybrid, randomVector, seeded } from "./search-fixture.js";
+import { cosine, indexTable, oracleHybrid, randomVector, seeded } from "./search-fixture.js";
+import { compareRanked } from "../../../src/engine/search/fuse.js";
 
 const DIMENSION = 8;
 const COUNT = 300;
@@ -37,14 +40,31 @@ class SeededQueries extends EngineContext {
   }
 }
 
+/**
+ * The last five objects are found only by their highlights: their searchable text and vector are
+ * far from "alpha beta", the text and vector of their segments close to it (as a long object's
+ * passage can be). The last one's segments are stale: they reach past its text.
+ */
+const SPECIAL = 5;
+const special = (i: number) => i >= COUNT - SPECIAL;
 const texts = Array.from({ length: COUNT }, (_, i) =>
-  [`w${i}`, i % 3 === 0 ? "alpha" : "", i % 9 === 0 ? "alpha" : "", i % 7 === 0 ? "beta" : "", i % 2 === 0 ? "filler words here" : ""].filter(Boolean).join(" "),
+  special(i) ? `w${i}` : [`w${i}`, i % 3 === 0 ? "alpha" : "", i % 9 === 0 ? "alpha" : "", i % 7 === 0 ? "beta" : "", i % 2 === 0 ? "filler words here" : ""].filter(Boolean).join(" "),
 );
+/** The objects' `text` fields (the segments are cut from them) */
+const bodies = texts.map((text, i) => (special(i) ? `${text} alpha beta` : text));
+const segmentTexts = bodies.map((body, i) => (i === COUNT - 1 ? `${body} gamma delta` : body));
 const ids = texts.map((_, i) => `o${String(i).padStart(3, "0")}`);
 const random = seeded(23);
 /** `id` is filterable (as text), as on an index without filterable rules */
 const ID_COLUMN = filterColumn("id");
-const rows: IndexRow[] = texts.map((text, i) => ({ id: ids[i] as string, seq: i + 1, text, vector: randomVector(random, DIMENSION), filters: { [ID_COLUMN]: ids[i] as string } }));
+const near = (v: Float32Array, sign: number) => v.map((x) => sign * x + (random() - 0.5) * 0.01);
+const rows: IndexRow[] = texts.map((text, i) => ({
+  id: ids[i] as string,
+  seq: i + 1,
+  text,
+  vector: special(i) ? near(queryVector("alpha beta"), -1) : randomVector(random, DIMENSION),
+  filters: { [ID_COLUMN]: ids[i] as string },
+}));
 
 const index = (id: string, indexType: IndexRecord["configuration"]["index_type"]): IndexRecord => ({
   id,
@@ -63,14 +83,15 @@ let ctx: SeededQueries;
 beforeAll(async () => {
   ctx = new SeededQueries(new Project(path.join(tempDir("semsearch-search-"), "p")), { oneShot: true });
   const store = await ctx.store();
-  const objects: ObjectRow[] = texts.map((text, i) => ({ id: ids[i] as string, body: JSON.stringify({ id: ids[i], text, n: i }), seq: i + 1, created_at: stamp, updated_at: stamp }));
+  const objects: ObjectRow[] = bodies.map((text, i) => ({ id: ids[i] as string, body: JSON.stringify({ id: ids[i], text, n: i }), seq: i + 1, created_at: stamp, updated_at: stamp }));
   await store.upsertObjects(objects);
   for (const record of [HYBRID, NEURAL, HIGHLIGHTED]) await indexTable(store, indexTableName(record.id), rows, DIMENSION, new Map([[ID_COLUMN, "string"]]));
   await store.createIndexTable(indexTableName(EMPTY.id), DIMENSION);
   // two segments per object: its first word, and the rest
   const segments: SegmentRow[] = rows.flatMap((row, i) => {
-    const cut = row.text.indexOf(" ");
-    const parts: [number, number][] = cut < 0 ? [[0, row.text.length]] : [[0, cut], [cut + 1, row.text.length]];
+    const text = segmentTexts[i] as string;
+    const cut = text.indexOf(" ");
+    const parts: [number, number][] = cut < 0 ? [[0, text.length]] : [[0, cut], [cut + 1, text.length]];
     return parts.map(([start, end], position) => ({
       id: JSON.stringify([row.id, "text", position]),
       object_id: row.id,
@@ -79,8 +100,8 @@ beforeAll(async () => {
       position,
       start_char: start,
       end_char: end,
-      text: row.text.slice(start, end),
-      vector: row.vector.map((x, k) => x + (k === position ? 0.3 : 0)),
+      text: text.slice(start, end),
+      vector: special(i) ? near(queryVector("alpha beta"), 1) : row.vector.map((x, k) => x + (k === position ? 0.3 : 0)),
     }));
   });
   const table = segmentTableName(HIGHLIGHTED.id);
@@ -140,6 +161,19 @@ describe("search: pages of one ranked list", () => {
       expect(page.hits.map((hit) => hit.id)).toEqual(expected.map((item) => item.id));
       page.hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]?.score as number, 9));
     }
+  });
+
+  it("lexical: the matches by BM25 score, equal scores by id; vector: the nearest by cosine (a page of 1,000 asks for every row)", async () => {
+    const store = (await ctx.store()).snapshot();
+    const lexical = scoredIds(await store.textSearch(indexTableName(HYBRID.id), "alpha", MAX_RESULTS)).sort(compareRanked);
+    // (many matches tie: "w3 alpha", "w15 alpha" … score alike)
+    expect(new Set(lexical.map((item) => item.score)).size).toBeLessThan(lexical.length / 4);
+    const byLexical = await run(HYBRID, { query: "alpha", mode: "lexical", limit: 1000 });
+    expect(byLexical.hits.map((hit) => [hit.id, hit.score])).toEqual(lexical.map((item) => [item.id, item.score]));
+    expect(byLexical.pagination.statistics).toEqual({ total: lexical.length, total_calculation: "exact" });
+    const nearest = rows.map((row) => ({ id: row.id, score: cosine(queryVector("alpha"), row.vector) })).sort(compareRanked);
+    const byVector = await run(HYBRID, { query: "alpha", mode: "vector", limit: 1000 });
+    expect(byVector.hits.map((hit) => hit.id)).toEqual(nearest.map((item) => item.id));
   });
 
   it("hybrid: a minimum total grows once the offset passes it, and is exact where the results run out (rule 10)", async () => {
@@ -203,25 +237,40 @@ describe("search: what a hit holds", () => {
   it("the object projected by object_fields, and its text unless snippets are off", async () => {
     const [hit] = (await run(HYBRID, { query: "w5", mode: "lexical", objectFields: "n" })).hits;
     expect(hit).toMatchObject({ id: "o005", object: { n: 5 }, text: texts[5] });
+    expect(texts[5]).toBe(bodies[5]);
     const [bare] = (await run(HYBRID, { query: "w5", mode: "lexical", snippets: false })).hits;
     expect(bare).toMatchObject({ id: "o005", object: { id: "o005" }, text: "" });
     expect(bare?.highlights).toBeUndefined();
   });
 
-  it("with highlights: objects by their best highlight first, each once over every page, highlights cut from the field", async () => {
-    const params = { query: "alpha beta", resultFields: "highlights" } as const;
+  it.each(["hybrid", "lexical"] as const)("%s, with highlights: objects by their best relevant highlight first, each once over every page, highlights cut from the field", async (mode) => {
+    const params = { query: "alpha beta", resultFields: "highlights", mode } as const;
     const whole = await run(HIGHLIGHTED, { ...params, limit: 1000 });
+    const regular = await run(HIGHLIGHTED, { query: "alpha beta", mode, limit: 1000 });
     const walked = await walk(HIGHLIGHTED, { ...params, limit: 9 });
     expect(walked.ids).toEqual(whole.hits.map((hit) => hit.id));
     expect(new Set(walked.ids).size).toBe(walked.ids.length);
+    // objects found by their highlights only make the list longer than the regular one
+    const found = ids.filter((_, i) => special(i));
+    expect(found).toHaveLength(SPECIAL);
+    expect(regular.hits.map((hit) => hit.id)).not.toContain(found[0]);
+    expect(walked.ids).toEqual(expect.arrayContaining(found));
+    expect(walked.ids.length).toBe(regular.hits.length + SPECIAL);
     expectTotals(walked.ids, walked.pages);
-    const highlighted = whole.hits.findIndex((hit) => hit.highlights?.length === 0);
-    expect(highlighted).toBeGreaterThan(0);
-    expect(whole.hits.slice(highlighted).every((hit) => hit.highlights?.length === 0)).toBe(true);
+    // first the objects of the relevant segments (the upper half of their score range), then the rest
+    const snapshot = (await ctx.store()).snapshot();
+    const q = { mode, text: "alpha beta", vector: queryVector("alpha beta"), vectorWeight: 0.4, offset: 0, limit: 10 } as const;
+    const segments = (await rankRows(snapshot, segmentTableName(HIGHLIGHTED.id), q, MAX_HIGHLIGHTS)).ranked.top(MAX_HIGHLIGHTS);
+    const relevant = new Set(relevantSegments(segments).map((segment) => JSON.parse(segment.id)[0] as string));
+    expect(relevant.size).toBeLessThan(new Set(segments.map((segment) => JSON.parse(segment.id)[0] as string)).size);
+    expect(new Set(walked.ids.slice(0, relevant.size))).toEqual(relevant);
     for (const hit of whole.hits) {
+      expect((hit.highlights?.length ?? 0) > 0).toBe(relevant.has(hit.id) && hit.id !== ids[COUNT - 1]);
+      const body = bodies[ids.indexOf(hit.id)] as string;
       for (const highlight of hit.highlights as TextHighlight[]) {
         const { start_char, end_char } = highlight.references[0]?.position ?? { start_char: -1, end_char: -1 };
-        expect(highlight.highlight.text).toBe(texts[ids.indexOf(hit.id)]?.slice(start_char, end_char));
+        expect(end_char).toBeLessThanOrEqual(body.length);
+        expect(highlight.highlight.text).toBe(body.slice(start_char, end_char));
       }
     }
   });
