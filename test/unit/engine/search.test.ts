@@ -11,7 +11,7 @@ import { filterColumn } from "../../../src/engine/filter-fields.js";
 import type { ModelSpec } from "../../../src/engine/embedding/model-spec.js";
 import { indexTableName, Project, segmentTableName } from "../../../src/engine/project.js";
 import { search } from "../../../src/engine/search/search.js";
-import { MAX_HIGHLIGHTS, relevantSegments } from "../../../src/engine/search/highlights.js";
+import { relevantSegments } from "../../../src/engine/search/highlights.js";
 import { rankRows } from "../../../src/engine/search/rank.js";
 import type { SearchParams } from "../../../src/engine/search/request.js";
 import { MAX_RESULTS, VECTOR_CANDIDATES } from "../../../src/engine/search/limits.js";
@@ -260,7 +260,8 @@ describe("search: what a hit holds", () => {
     // first the objects of the relevant segments (the upper half of their score range), then the rest
     const snapshot = (await ctx.store()).snapshot();
     const q = { mode, text: "alpha beta", vector: queryVector("alpha beta"), vectorWeight: 0.4, offset: 0, limit: 10 } as const;
-    const segments = (await rankRows(snapshot, segmentTableName(HIGHLIGHTED.id), q, MAX_HIGHLIGHTS)).ranked.top(MAX_HIGHLIGHTS);
+    // (rule 1: the 250 most relevant segments are the candidates)
+    const segments = (await rankRows(snapshot, segmentTableName(HIGHLIGHTED.id), q, 250)).ranked.top(250);
     const relevant = new Set(relevantSegments(segments).map((segment) => JSON.parse(segment.id)[0] as string));
     expect(relevant.size).toBeLessThan(new Set(segments.map((segment) => JSON.parse(segment.id)[0] as string)).size);
     expect(new Set(walked.ids.slice(0, relevant.size))).toEqual(relevant);
