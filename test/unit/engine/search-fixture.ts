@@ -4,11 +4,10 @@
  * ranking in search/rank.ts must agree with.
  */
 import { compareRanked, LEXICAL_RESCORE_DEPTH, type ScoredId } from "../../../src/engine/search/fuse.js";
-import { VECTOR_CANDIDATES } from "../../../src/engine/search/limits.js";
+import { MAX_RESULTS, VECTOR_CANDIDATES } from "../../../src/engine/search/limits.js";
 import type { RankQuery } from "../../../src/engine/search/rank.js";
 import type { FilterColumnType, IndexRow, LanceStore } from "../../../src/engine/store/lancedb.js";
 import { withTopFirst } from "../../../src/engine/store/rows.js";
-import { MAX_RESULTS } from "../../../src/engine/search/limits.js";
 
 /** A seeded generator of numbers in [0, 1) (mulberry32). */
 export function seeded(seed: number): () => number {
