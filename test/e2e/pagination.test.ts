@@ -71,6 +71,28 @@ describe("paging through every page", () => {
     expect(ids.slice(0, 3).sort()).toEqual(["g055", "g155", "g255"]);
   });
 
+  it("hybrid: a minimum total grows once the offset passes it, and is exact where the results run out (rule 10)", async () => {
+    // "comet" and "appeared" match 57 objects, not all among the 250 nearest: the union is longer than the first total
+    const { ids, pages } = await walk(hybrid, "comet appeared", 50);
+    expectInvariant(ids, pages);
+    expect(pages[0]?.statistics).toEqual({ total: 250, total_calculation: "minimum" });
+    expect(ids.length).toBeGreaterThan(250);
+    expect(ids.length).toBeLessThan(300);
+    // pages at offsets 0, 50, …, 250: the last starts exactly at the first total, and runs out
+    expect(pages.map((page) => page.statistics)).toEqual([
+      ...Array.from({ length: 5 }, () => ({ total: 250, total_calculation: "minimum" })),
+      { total: ids.length, total_calculation: "exact" },
+    ]);
+    // a page that starts within the first total and runs out past it
+    const across = await cliJson<Page>(project, ["search", hybrid, "comet appeared", "--offset", "245", "--limit", "10"]);
+    expect(across.results.map((r) => r.id)).toEqual(ids.slice(245));
+    expect(across.pagination).toEqual({ pages: Math.ceil(ids.length / 10), page: 25, statistics: { total: ids.length, total_calculation: "exact" } });
+    // a page past the end says the same
+    const past = await cliJson<Page>(project, ["search", hybrid, "comet appeared", "--offset", "400", "--limit", "10"]);
+    expect(past.results).toEqual([]);
+    expect(past.pagination.statistics).toEqual({ total: ids.length, total_calculation: "exact" });
+  });
+
   it("neural-only: total starts at 250 as a minimum, grows past it, ends exact with every object", async () => {
     const { ids, pages } = await walk(neural, "a violin echoed at the festival", 60);
     expectInvariant(ids, pages);

@@ -5,6 +5,7 @@
  * - page = floor(offset / limit) + 1
  * - pages = ceil(total / limit), so 0 when there are no results
  * - next = {offset + limit, min(limit, remaining)} while results remain after this page; absent on the last page
+ * - a minimum total grows once the page goes past it, and is exact at the end of a whole list (pageTotal)
  */
 import { MAX_RESULTS, VECTOR_CANDIDATES } from "./limits.js";
 import type { Pagination } from "../types.js";
@@ -48,10 +49,25 @@ export function neuralWindow(offset: number, limit: number): number {
 }
 
 /**
- * Neural-only total (rules 8 and 10): exact when the search came back with fewer neighbours than it
- * asked for; otherwise a minimum that starts at VECTOR_CANDIDATES and grows with the offset.
+ * Neural-only total (rule 8): exact when the search came back with fewer neighbours than it asked
+ * for (the list is whole); otherwise a minimum of VECTOR_CANDIDATES, which pageTotal grows.
  */
-export function neuralTotal(offset: number, limit: number, requested: number, got: number): TotalEstimate {
+export function neuralTotal(requested: number, got: number): TotalEstimate {
   if (got < requested) return { total: got, exact: true };
-  return { total: Math.min(got, Math.max(VECTOR_CANDIDATES, offset + limit)), exact: false };
+  return { total: Math.min(got, VECTOR_CANDIDATES), exact: false };
+}
+
+/**
+ * The total a page shows (rule 10, for every mode): a minimum grows to the results up to the end of
+ * the page once the page goes past it (capped at MAX_RESULTS), and becomes exact when the page
+ * reaches the end of a list known to be whole. An exact total stays as it is.
+ * @param first the total before paging: rule 7 (hybrid), 8 (neural-only) or 9 (a small filtered set)
+ * @param available how many ranked results are retrievable right now (as for paginate)
+ * @param whole whether those are every retrievable result (else more may follow them)
+ */
+export function pageTotal(first: TotalEstimate, offset: number, limit: number, available: number, whole: boolean): TotalEstimate {
+  if (first.exact) return first;
+  const through = Math.min(available, offset + limit);
+  if (whole && through === available && available <= MAX_RESULTS) return { total: available, exact: true };
+  return { total: Math.min(MAX_RESULTS, Math.max(first.total, through)), exact: false };
 }

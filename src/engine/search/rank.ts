@@ -8,7 +8,10 @@ import type { SearchMode } from "./request.js";
 
 export interface Ranking {
   ranked: Ranked;
+  /** the total before paging (rules 7-9): pageTotal grows a minimum with the page */
   estimate: TotalEstimate;
+  /** whether `ranked` holds every retrievable result (else more may follow it) */
+  whole: boolean;
 }
 
 export interface RankQuery {
@@ -154,6 +157,8 @@ async function rankHybrid(store: LanceStore, table: string, q: RankQuery, keep: 
   return {
     ranked,
     estimate: hybridTotal(nearest.ids.length, matches, Math.min(fused.scores.length, MAX_RESULTS), matches >= MAX_RESULTS),
+    // (the union of every lexical match and the nearest is every result, unless either was cut)
+    whole: matches < keep && fused.scores.length <= keep,
   };
 }
 
@@ -177,7 +182,7 @@ function smallSet(q: RankQuery): boolean {
 export async function rankRows(store: LanceStore, table: string, q: RankQuery, depth = MAX_RESULTS, vectors: VectorSource = tableVectors(store, table)): Promise<Ranking> {
   const ranking = await rankByMode(store, table, q, depth, vectors);
   // A ranking that holds every row the filter leaves knows the exact total (rule 9).
-  if (q.filtered !== undefined && ranking.ranked.count === q.filtered) return { ...ranking, estimate: { total: q.filtered, exact: true } };
+  if (q.filtered !== undefined && ranking.ranked.count === q.filtered) return { ...ranking, estimate: { total: q.filtered, exact: true }, whole: true };
   return ranking;
 }
 
@@ -200,13 +205,13 @@ async function nearestPages(vectors: VectorSource, vector: Float32Array, want: n
 async function rankByMode(store: LanceStore, table: string, q: RankQuery, depth: number, vectors: VectorSource): Promise<Ranking> {
   if (q.mode === "lexical") {
     const ranked = scoredIds(await lexicalRows(store, table, q, depth, 0)).sort(compareRanked);
-    return { ranked: rankedList(ranked), estimate: { total: ranked.length, exact: ranked.length < depth } };
+    return { ranked: rankedList(ranked), estimate: { total: ranked.length, exact: ranked.length < depth }, whole: ranked.length < depth };
   }
   if (q.mode === "vector") {
     const window = depth < MAX_RESULTS ? depth : neuralWindow(q.offset, q.limit);
     const want = Math.max(window, depth < MAX_RESULTS ? 0 : Math.min(vectorCandidates(q), MAX_RESULTS));
     const ranked = await nearestPages(vectors, q.vector, want, q);
-    return { ranked: rankedList(ranked), estimate: neuralTotal(q.offset, q.limit, want, ranked.length) };
+    return { ranked: rankedList(ranked), estimate: neuralTotal(want, ranked.length), whole: ranked.length < want };
   }
   return rankHybrid(store, table, q, depth, Math.min(depth, LEXICAL_RESCORE_DEPTH), vectors);
 }

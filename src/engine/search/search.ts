@@ -26,7 +26,7 @@ import {
 } from "./highlights.js";
 import { compileFilter } from "./filters.js";
 import { MAX_RESULTS } from "./limits.js";
-import { paginate } from "./paginate.js";
+import { pageTotal, paginate } from "./paginate.js";
 import { bestImageVectors, rankRows, type RankQuery } from "./rank.js";
 import { parseSearchParams, projectObject, type SearchMode, type SearchParams } from "./request.js";
 
@@ -125,7 +125,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
     filtered,
     ...(lexical ? { lexical } : {}),
   };
-  const { ranked: regular, estimate } = await rankRows(store, table, q, undefined, image ? bestImageVectors(store, imageTableName(index.id)) : undefined);
+  const { ranked: regular, estimate, whole } = await rankRows(store, table, q, undefined, image ? bestImageVectors(store, imageTableName(index.id)) : undefined);
   const segments = request.highlights && highlightsEnabled(index.configuration) ? await bestSegments(store, index, q) : null;
   // An image index ranks an object by its best image already: its highlights do not reorder results.
   // (Only the page is ranked in full order, unless highlights put objects before the regular ranking.)
@@ -159,7 +159,8 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
     hits.push(hit);
   }
   // Highlighted objects outside the regular ranking make the list longer than its total: then a minimum.
-  const total = available > regular.count ? { ...estimate, exact: false } : estimate;
+  const first = available > regular.count ? { ...estimate, exact: false } : estimate;
+  const total = pageTotal(first, request.offset, request.limit, available, whole);
   return withState({ hits, pagination: paginate(request.offset, request.limit, available, total) });
 }
 

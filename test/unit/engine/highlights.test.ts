@@ -27,6 +27,13 @@ describe("combineSegments", () => {
   it("joins overlapping segments", () => {
     expect(combineSegments([hit("o", "b", 0, 0, 10, 0.1), hit("o", "b", 5, 8, 12, 0.3)])).toEqual([{ field: "b", start: 0, end: 12, score: 0.3 }]);
   });
+  it("joins segments that touch (one starts where the other ends) though their positions are not consecutive", () => {
+    expect(combineSegments([hit("o", "b", 0, 0, 10, 0.1), hit("o", "b", 5, 10, 12, 0.3)])).toEqual([{ field: "b", start: 0, end: 12, score: 0.3 }]);
+    expect(combineSegments([hit("o", "b", 0, 0, 10, 0.1), hit("o", "b", 5, 11, 12, 0.3)])).toHaveLength(2);
+  });
+  it("a span covers every segment it joins, even one that starts before the segment before it", () => {
+    expect(combineSegments([hit("o", "b", 3, 10, 20, 0.1), hit("o", "b", 4, 5, 12, 0.3)])).toEqual([{ field: "b", start: 5, end: 20, score: 0.3 }]);
+  });
 });
 
 describe("ranking by highlights", () => {

@@ -31,6 +31,11 @@ describe("parseSearchParams", () => {
   it("* asks for every field; lists are trimmed", () => {
     expect(parseSearchParams({ query: "q", objectFields: "*" }).objectFields).toBeNull();
     expect(parseSearchParams({ query: "q", objectFields: " title, body ,," }).objectFields).toEqual(["title", "body"]);
+    expect(parseSearchParams({ query: "q", objectFields: "title,*" }).objectFields).toBeNull();
+  });
+  it("takes a vector weight from 0 to 1, both ends included", () => {
+    expect(parseSearchParams({ query: "q", vectorWeight: 0 }).vectorWeight).toBe(0);
+    expect(parseSearchParams({ query: "q", vectorWeight: 1 }).vectorWeight).toBe(1);
   });
   it("accepts highlights", () => {
     expect(parseSearchParams({ query: "q", resultFields: "highlights" }).highlights).toBe(true);
@@ -66,5 +71,8 @@ describe("projectObject", () => {
   });
   it("gives the object id for `id` even when the object has no id field", () => {
     expect(projectObject("gen-1", { title: "T" }, ["id"])).toEqual({ id: "gen-1" });
+  });
+  it("gives an object's own id field as it is stored", () => {
+    expect(projectObject("5", { id: 5, title: "T" }, ["id"])).toEqual({ id: 5 });
   });
 });
