@@ -146,6 +146,29 @@ describe("a model folder", () => {
   });
 });
 
+describe("a sentence longer than the model's 64 positions, with highlights", () => {
+  it("is one segment, embedded in windows, and its highlight is the whole sentence", async () => {
+    // About 180 tokens in one sentence (no full stop inside): the tiny model takes 64, so the segment
+    // is embedded in windows, as a whole object is; the cat words only at its end.
+    const filler = "the bank gave money and cash for the budget of the house in the city, ".repeat(10);
+    const long = `Every morning ${filler}and then the kitten would meow and purr with its whiskers in the garden.`;
+    const segments = ["The weather was cold.", long, "We read a story."];
+    const body = segments.join(" ");
+    const project = tempProject();
+    await cliJson(project, ["objects", "add", "-"], { input: jsonl([...objects, { id: "story", category: "home", body }]) });
+    const folder = path.join(FIXTURES, "tiny-mean");
+    const { id } = await cliJson<{ id: string }>(project, ["index", "create", "--model", folder, "--searchable", "body", "--highlights", "--wait"]);
+    expect((await cliJson(project, ["index", "get", id])).status.READY).toBe(objects.length + 1);
+    const response = await cliJson<{ results: { id: string; highlights?: { references: { position: { start_char: number; end_char: number } }[] }[] }[] }>(project, [
+      "search", id, "kitten meow purr whiskers", "--result-fields", "highlights",
+    ]);
+    const spans = (response.results.find((result) => result.id === "story")?.highlights ?? []).map((h) => h.references[0]?.position);
+    expect(spans.length).toBeGreaterThan(0);
+    const start = body.indexOf(long);
+    expect(spans).toContainEqual({ start_char: start, end_char: start + long.length });
+  });
+});
+
 describe("a model that fails on some texts", () => {
   it("puts those objects in ERROR and indexes the rest; other indexes of the project go on", async () => {
     // The catalog is edited to promise a 512-token window the tiny model (64 positions) cannot take,
