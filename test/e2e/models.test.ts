@@ -189,9 +189,65 @@ describe("a model that fails on some texts", () => {
     expect(status.status).toMatchObject({ READY: objects.length + 1, ERROR: 1 });
     const failed = await cliJson(project, ["objects", "get", "long"]);
     expect(failed.status.indexes[0]).toMatchObject({ status: "ERROR" });
-    expect(failed.status.indexes[0].error).toMatch(/^embedding failed/);
+    expect(failed.status.indexes[0].error).toMatch(/^embedding failed: .*onnxruntime failed to run the model on a window of \d+ tokens$/);
+    // onnxruntime's own message names the graph's nodes, which are the model file's text: it is not shown
+    expect(failed.status.indexes[0].error).not.toMatch(/Name:|\/embeddings\//);
     const other = await cliJson<{ id: string }>(project, ["index", "create", "--name", "other", "--searchable", "body", "--wait"]);
     expect((await cliJson(project, ["index", "get", other.id])).status.READY).toBe(objects.length + 2);
+  });
+});
+
+describe("errors about a damaged model folder", () => {
+  // Each case damages one file of a temporary copy of a tiny model with text marked SECRET: the error
+  // names the file and the place or the reason, and never quotes the file (a model folder may be any
+  // file on disk, and errors reach HTTP clients and logs).
+  const SECRET = "SECRET-CONTENT";
+  const tinyOnnx = async (graph: { op?: string; irVersion?: number }) => {
+    const { encodeOnnxModel, OnnxType } = await import("../../src/engine/embedding/onnx-proto.js");
+    return encodeOnnxModel({
+      irVersion: graph.irVersion ?? 8,
+      opset: 18,
+      producer: SECRET,
+      graph: {
+        name: SECRET,
+        nodes: [{ op: graph.op ?? "Identity", inputs: ["input_ids"], outputs: ["last_hidden_state"] }],
+        initializers: [],
+        inputs: [{ name: "input_ids", type: OnnxType.INT64, dims: ["b", "s"] }, { name: "attention_mask", type: OnnxType.INT64, dims: ["b", "s"] }],
+        outputs: [{ name: "last_hidden_state", type: OnnxType.FLOAT, dims: ["b", "s", 32] }],
+      },
+    });
+  };
+  const json = (file: string, change: (value: any) => void) => (folder: string) => {
+    const value = JSON.parse(readFileSync(path.join(folder, file), "utf8"));
+    change(value);
+    writeFileSync(path.join(folder, file), JSON.stringify(value));
+  };
+  const text = (file: string, content: string) => (folder: string) => writeFileSync(path.join(folder, file), content);
+  const project = tempProject();
+
+  it.each<[string, "tiny-mean" | "tiny-clip", (folder: string) => void | Promise<void>, string, string]>([
+    ["tokenizer.json that is not JSON", "tiny-mean", text("tokenizer.json", `${SECRET}{"model": 1}`), "MODEL_UNREADABLE", "tokenizer.json is not valid JSON (line 1, column 1)"],
+    ["tokenizer.json cut short", "tiny-mean", text("tokenizer.json", `{"version": "1.0", "${SECRET}": [1, 2`), "MODEL_UNREADABLE", "tokenizer.json is not valid JSON (it ends early, at line 1)"],
+    ["tokenizer.json with an unknown normalizer", "tiny-mean", json("tokenizer.json", (t) => (t.normalizer = { type: SECRET })), "MODEL_UNREADABLE", "its tokenizer (tokenizer.json, tokenizer_config.json) cannot be loaded"],
+    ["tokenizer.json with an unknown pre-tokenizer", "tiny-mean", json("tokenizer.json", (t) => (t.pre_tokenizer = { type: SECRET })), "MODEL_UNREADABLE", "its tokenizer (tokenizer.json, tokenizer_config.json) cannot be loaded"],
+    ["config.json that is not JSON", "tiny-mean", text("config.json", `{\n  "hidden_size": 32,\n  "model_type": ${SECRET}\n}`), "MODEL_UNREADABLE", "config.json is not valid JSON (line 3, column 17)"],
+    ["tokenizer_config.json that is not JSON", "tiny-mean", text("tokenizer_config.json", `[${SECRET}]`), "MODEL_UNREADABLE", "tokenizer_config.json is not valid JSON (line 1, column 2)"],
+    ["1_Pooling/config.json that is not JSON", "tiny-mean", text("1_Pooling/config.json", `{"${SECRET}" 1}`), "MODEL_UNREADABLE", "config.json is not valid JSON (line 1, column 19)"],
+    ["weights with an operator onnxruntime does not know", "tiny-mean", async (folder) => writeFileSync(path.join(folder, "onnx", "model_quantized.onnx"), await tinyOnnx({ op: SECRET.replace("-", "") })), "MODEL_UNREADABLE", "its model (onnx/model_quantized.onnx, config.json) cannot be loaded"],
+    ["weights of an IR version onnxruntime does not read", "tiny-mean", async (folder) => writeFileSync(path.join(folder, "onnx", "model_quantized.onnx"), await tinyOnnx({ irVersion: 99 })), "MODEL_UNREADABLE", "its model (onnx/model_quantized.onnx, config.json) cannot be loaded"],
+    ["a CLIP config.json with an unknown model_type", "tiny-clip", json("config.json", (c) => (c.model_type = SECRET)), "MODEL_UNSUPPORTED", "the model_type in its config.json is not one semsearch runs"],
+    ["a CLIP preprocessor_config.json with a bad value", "tiny-clip", json("preprocessor_config.json", (c) => (c.do_resize = SECRET)), "MODEL_UNSUPPORTED", "preprocessor_config.json: do_resize: expected boolean"],
+    ["a CLIP preprocessor_config.json that is not JSON", "tiny-clip", text("preprocessor_config.json", `{"size": ${SECRET}}`), "MODEL_UNREADABLE", "preprocessor_config.json is not valid JSON (line 1, column 10)"],
+    ["a CLIP tokenizer.json that is not JSON", "tiny-clip", text("tokenizer.json", `${SECRET}`), "MODEL_UNREADABLE", "tokenizer.json is not valid JSON (line 1, column 1)"],
+  ])("%s (%s): names the file, quotes none of it", async (_, fixture, damage, code, says) => {
+    const folder = path.join(tempDir(), fixture);
+    cpSync(path.join(FIXTURES, fixture), folder, { recursive: true });
+    await damage(folder);
+    const result = await runCli(["--project", project, "--json", "index", "create", "--model", folder, ...(fixture === "tiny-clip" ? ["--type", "image"] : [])]);
+    expect(result.exitCode, result.stderr).toBe(code === "MODEL_UNREADABLE" ? 6 : 4);
+    expect(errorOf(result.stderr)).toMatchObject({ code });
+    expect(errorOf(result.stderr).message).toContain(says);
+    expect(result.stderr).not.toContain("SECRET");
   });
 });
 
