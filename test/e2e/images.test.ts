@@ -480,12 +480,20 @@ describe("HTTP requests at once", () => {
     let inFlight = 0;
     let most = 0;
     const red = readFileSync(path.join(IMAGES, "red.png"));
+    // The first answers are held until two requests are in flight together (so concurrency is seen however
+    // slowly the machine runs); later ones take 150 ms, as a slow server's, giving the fetchers every chance to exceed 8.
+    let held: (() => void)[] | null = [];
     const server = createServer((_request, response) => {
       most = Math.max(most, ++inFlight);
-      setTimeout(() => {
+      const reply = () => {
         inFlight--;
         response.writeHead(200, { "content-type": "image/png", "content-length": String(red.length) }).end(red);
-      }, 150);
+      };
+      if (held === null) return void setTimeout(reply, 150);
+      held.push(reply);
+      if (inFlight < 2) return;
+      for (const answer of held.splice(0)) answer();
+      held = null;
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {

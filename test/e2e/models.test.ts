@@ -11,6 +11,7 @@ import { cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
 import { startHub, type HubServer } from "../../src/torture/hub-server.js";
 import { Terminal } from "../helpers/pty.js";
 import { tempDir } from "../helpers/temp.js";
+import { waitFor } from "../helpers/wait.js";
 
 const FIXTURES = path.join(ROOT, "fixtures", "models");
 
@@ -129,7 +130,8 @@ describe("a model folder", () => {
       expect(errorOf(result.stderr)).toMatchObject({ code: "MODEL_CHANGED" });
       // The worker refuses too: an object added now stays pending instead of getting other vectors,
       // and the wait ends at once with the reason; the index says it is blocked.
-      await new Promise((resolve) => setTimeout(resolve, 2500)); // the worker that built the index has exited
+      // The worker that built the index has the old weights loaded: wait until it has exited.
+      await waitFor("the worker that built the index to exit", async () => !(await cliJson(project, ["worker", "status"])).running);
       const added = await runCli(["--project", project, "--json", "objects", "add", "-", "--wait", "--timeout", "60"], { input: jsonl([{ id: "late", body: "a new car" }]) });
       expect(added.exitCode).toBe(6);
       expect(errorOf(added.stderr).code).toBe("MODEL_CHANGED");
@@ -468,21 +470,23 @@ describe("downloading from the hub", () => {
   it("refuses to remove a model while it is being downloaded", async () => {
     fresh();
     await cliJson(tempProject(), ["models", "pull", "tiny/mean"], { env: env() });
-    hub.faults.throttle = 1024;
+    // The hub holds the weights midway until the rm has been refused: the download is under way, however slowly this machine runs.
+    let release = () => {};
+    hub.faults.hold = { path: "onnx/model.onnx", bytes: 1024, release: new Promise<void>((resolve) => (release = resolve)) };
     const seen = hub.requests.length;
-    const pulling = runCli(["--json", "models", "pull", "tiny/mean", "--dtype", "fp32"], { env: env() });
-    // The download holds its lock once it asks the hub for a file (a slow start must not let rm in first).
-    for (let i = 0; i < 300 && !hub.requests.slice(seen).some((request) => request.includes("/resolve/")); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-    let refused = false;
-    for (let i = 0; i < 100 && !refused; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    const pulling = runCli(["--json", "models", "pull", "tiny/mean", "--dtype", "fp32"], { env: { ...env(), SEMSEARCH_DOWNLOAD_TIMEOUT: "150000" } });
+    try {
+      // The download holds its lock once it asks the hub for a file.
+      await waitFor("the download to ask for the weights", () => hub.requests.slice(seen).some((request) => request.includes("/resolve/") && request.includes("onnx/model.onnx")));
       const removed = await runCli(["--json", "models", "rm", "tiny/mean"], { env: env() });
-      if (removed.exitCode === 5) refused = errorOf(removed.stderr).code === "MODEL_BUSY";
-      else break;
+      expect(removed.exitCode, removed.stderr).toBe(5);
+      expect(errorOf(removed.stderr).code).toBe("MODEL_BUSY");
+    } finally {
+      release();
+      delete hub.faults.hold;
     }
-    expect(refused).toBe(true);
-    expect((await pulling).exitCode).toBe(0);
-    delete hub.faults.throttle;
+    const pulled = await pulling;
+    expect(pulled.exitCode, pulled.stderr).toBe(0);
     expect((await runCli(["--json", "models", "rm", "tiny/mean"], { env: env() })).exitCode).toBe(0);
   });
 

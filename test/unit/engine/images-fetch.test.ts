@@ -21,6 +21,9 @@ class TestServer {
   bodies = 0;
   inFlight = 0;
   maxInFlight = 0;
+  /** hold(): answers are held until this many requests are in flight together (then each waits 150 ms, as a slow server's). */
+  holdUntil = 0;
+  private held: (() => void)[] = [];
   private server = http.createServer((req, res) => this.handle(req, res));
   constructor(private readonly routes: Record<string, Route>) {}
 
@@ -37,7 +40,19 @@ class TestServer {
   reset(): void {
     this.hits.clear();
     this.requests.length = 0;
-    this.bodies = this.maxInFlight = 0;
+    this.bodies = this.maxInFlight = this.holdUntil = 0;
+  }
+
+  /**
+   * Answers with `reply` once `holdUntil` requests are in flight at once (so a client's concurrency is
+   * seen however slowly the machine runs), and 150 ms later after that (so it has the chance to exceed it).
+   */
+  hold(reply: () => void): void {
+    if (this.holdUntil === 0) return void setTimeout(reply, 150);
+    this.held.push(reply);
+    if (this.inFlight < this.holdUntil) return;
+    this.holdUntil = 0;
+    for (const held of this.held.splice(0)) held();
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
@@ -117,7 +132,7 @@ const server = new TestServer({
     server.bodies++;
     png(res, PNG, { "last-modified": date });
   },
-  "/slow.png": (_req, res) => void setTimeout(() => png(res), 150),
+  "/slow.png": (_req, res) => server.hold(() => png(res)),
   "/gzip.png": (_req, res) => png(res, PNG, { "content-encoding": "gzip" }),
 });
 
@@ -245,11 +260,13 @@ describe("ImageFetcher over HTTP", () => {
   });
 
   it("has at most `concurrency` requests in flight", async () => {
+    server.holdUntil = 2;
     const limited = fetcher({ concurrency: 2 });
     const results = await Promise.all(Array.from({ length: 6 }, () => limited.fetch({ kind: "http", url: `${base}/slow.png` })));
     expect(results.every((result) => result.ok)).toBe(true);
     expect(server.maxInFlight).toBe(2);
     server.reset();
+    server.holdUntil = 4;
     const wider = fetcher({ concurrency: 4 });
     await Promise.all(Array.from({ length: 6 }, () => wider.fetch({ kind: "http", url: `${base}/slow.png` })));
     expect(server.maxInFlight).toBe(4);
