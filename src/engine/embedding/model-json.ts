@@ -40,10 +40,14 @@ export function readModelJson(file: string): Record<string, unknown> | undefined
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
-/** The first of `files` that is there but not JSON, as its error; null when every one parses (or is absent). */
+/** Larger files are not looked into for a fault (a string of them may not fit in memory). */
+const MAX_DIAGNOSED_BYTES = 256 * 1024 * 1024;
+
+/** The first of `files` that is there but not JSON, as its error; null when every one parses (or is absent, or too large to look into). */
 export function firstNotJson(files: readonly string[]): EnvironmentError | null {
   for (const file of files) {
-    if (!modelFileStat(file)) continue;
+    const stat = modelFileStat(file);
+    if (!stat || stat.size > MAX_DIAGNOSED_BYTES) continue;
     const text = readText(file);
     try {
       JSON.parse(text);

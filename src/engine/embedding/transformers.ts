@@ -111,7 +111,14 @@ class TransformersModel implements EmbeddingProvider {
 
   async embedTexts(texts: readonly string[], role: EmbedRole = "document"): Promise<Float32Array[]> {
     const prefix = (role === "query" ? this.spec.query_prefix : this.spec.document_prefix) ?? "";
-    const ids = texts.map((text) => this.tokenizer.encode(prefix + text, { add_special_tokens: false }) as number[]);
+    const ids = texts.map((text) => {
+      try {
+        return this.tokenizer.encode(prefix + text, { add_special_tokens: false }) as number[];
+      } catch (error) {
+        // transformers.js's message may quote the tokenizer's files (a token, a type): only the cause keeps it
+        throw new Error(`the tokenizer failed on a text of ${text.length} characters`, { cause: error });
+      }
+    });
     const windows = splitWindows(ids, this.window, this.wrapping);
     const vectors: Float32Array[] = new Array(windows.length);
     for (const batch of batches(windows, BATCH_WINDOWS[this.spec.dtype ?? "fp32"])) {
@@ -296,7 +303,13 @@ export async function loadTransformersModel(spec: ModelSpec, threads = 1): Promi
     throw unreadable(spec, dir, spec.kind === "clip" ? "text tower" : "model", [spec.weights?.file ?? (textWeights as string), "config.json"], error);
   }
   const probe = "hello world";
-  const wrapping = findWrapping(tokenizer.encode(probe, { add_special_tokens: false }) as number[], tokenizer.encode(probe) as number[]);
+  let encoded: [number[], number[]];
+  try {
+    encoded = [tokenizer.encode(probe, { add_special_tokens: false }) as number[], tokenizer.encode(probe) as number[]];
+  } catch (error) {
+    throw unreadable(spec, dir, "tokenizer", ["tokenizer.json", "tokenizer_config.json"], error);
+  }
+  const wrapping = findWrapping(...encoded);
   if (spec.kind !== "clip") return new TransformersModel(tf, spec, tokenizer, model, wrapping, spec.window ?? 512);
   const loadVision = async () => {
     const preprocess = parsePreprocessorConfig(readModelJson(path.join(dir, "preprocessor_config.json")) ?? null);
