@@ -3,18 +3,19 @@
  * Resolving a name gives the ModelSpec an index records, downloading the model first when asked
  * to; listing, pulling ahead and removing downloaded models.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import { ConflictError, EnvironmentError, NotFoundError, SemsearchError, ValidationError, type Warning } from "./errors.js";
 import { knownModel, KNOWN_MODELS, type KnownModel } from "./embedding/known-models.js";
-import { cachedModels, isHubId, isModelFile, modelFileStat, modelsDir, modelsFsError, readManifest, removeCachedModel, tokenizerHash, weightsHash, type CachedModel } from "./embedding/model-cache.js";
+import { cachedModels, isHubId, isModelFile, modelsDir, modelsFsError, readManifest, removeCachedModel, tokenizerHash, weightsHash, type CachedModel } from "./embedding/model-cache.js";
 import { hashedFiles, MODEL_DTYPES, weightsFiles, type ModelDtype, type ModelSpec, type Pooling } from "./embedding/model-spec.js";
 import { chooseDtype, downloadModel, fetchModelInfo, filesFor, modelKind, type DownloadProgress } from "./embedding/hub.js";
 import { BUNDLED_ALIASES, BUNDLED_DESCRIPTION, BUNDLED_SPEC, DEFAULT_IMAGE_MODEL, loadModel } from "./embedding/registry.js";
 import { embedsImages } from "./embedding/provider.js";
 import { parsePreprocessorConfig } from "./images/preprocess-config.js";
 import { readFolderFacts } from "./embedding/folder-facts.js";
+import { readModelJson } from "./embedding/model-json.js";
 import type { IndexRecord } from "./types.js";
 
 export interface ResolveOptions {
@@ -40,36 +41,13 @@ function expandHome(name: string): string {
   return name.startsWith("~/") || name.startsWith("~\\") ? path.join(homedir(), name.slice(2)) : name;
 }
 
-/** Model config files are small; a larger one is refused rather than read. */
-const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
-
-function readJson(file: string): Record<string, unknown> | undefined {
-  const stat = modelFileStat(file);
-  if (!stat) return undefined;
-  if (stat.size > MAX_CONFIG_BYTES) {
-    throw new EnvironmentError("MODEL_UNREADABLE", `The model file ${file} is larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MB: not a config file`);
-  }
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    throw modelsFsError(error, "read", file);
-  }
-  try {
-    const value = JSON.parse(text) as unknown;
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    throw new EnvironmentError("MODEL_UNREADABLE", `The model file ${file} is not valid JSON`, { hint: "Download the model again, or fix the folder." });
-  }
-}
-
 /** Settings a folder states itself, in sentence-transformers' files (`1_Pooling/config.json`, `config_sentence_transformers.json`). */
 function statedSettings(dir: string): Partial<Pick<KnownModel, "pooling" | "query_prefix" | "document_prefix">> {
   const out: Partial<Pick<KnownModel, "pooling" | "query_prefix" | "document_prefix">> = {};
-  const pooling = readJson(path.join(dir, "1_Pooling", "config.json"));
+  const pooling = readModelJson(path.join(dir, "1_Pooling", "config.json"));
   if (pooling?.pooling_mode_cls_token === true) out.pooling = "cls";
   else if (pooling?.pooling_mode_mean_tokens === true) out.pooling = "mean";
-  const st = readJson(path.join(dir, "config_sentence_transformers.json"));
+  const st = readModelJson(path.join(dir, "config_sentence_transformers.json"));
   const prompts = st?.prompts as Record<string, unknown> | undefined;
   if (typeof prompts?.query === "string") out.query_prefix = prompts.query;
   if (typeof prompts?.document === "string") out.document_prefix = prompts.document;
@@ -86,7 +64,7 @@ async function folderSpec(dir: string, source: "hub" | "folder", id: string, opt
   const kind = modelKind((file) => isModelFile(path.join(dir, file)));
   const needed = hashedFiles(kind);
   const missing = needed.filter((file) => !isModelFile(path.join(dir, file)));
-  const config = missing.includes("config.json") ? undefined : readJson(path.join(dir, "config.json"));
+  const config = missing.includes("config.json") ? undefined : readModelJson(path.join(dir, "config.json"));
   if (missing.length || !config) {
     throw new ValidationError("MODEL_UNSUPPORTED", `${dir} is not a model folder: it has no ${missing.length ? missing.join(", ") : "config.json holding a JSON object"} (a model folder in transformers.js layout has ${kind === "clip" ? "config.json, tokenizer.json, tokenizer_config.json, preprocessor_config.json, onnx/text_model.onnx and onnx/vision_model.onnx" : "config.json, tokenizer.json, tokenizer_config.json and onnx/model.onnx"})`, {
       issues: [{ path: "configuration.model", message: "not a model folder" }],
@@ -102,7 +80,7 @@ async function folderSpec(dir: string, source: "hub" | "folder", id: string, opt
   const [weights, visionWeights] = await Promise.all(weightsFiles(kind, dtype).map((file) => hashedWeights(dir, file)));
   const tokenizer_sha256 = tokenizerHash(dir, needed);
   if (kind === "clip") return clipSpec(id, source, dir, config, { ...(revision ? { revision } : {}), dtype, weights, vision_weights: visionWeights, tokenizer_sha256 });
-  const facts = readFolderFacts(config, readJson(path.join(dir, "tokenizer_config.json")) ?? {}, dir);
+  const facts = readFolderFacts(config, readModelJson(path.join(dir, "tokenizer_config.json")) ?? {}, dir);
   const recordedId = readManifest(dir)?.id;
   const known = knownModel(recordedId ?? id);
   const stated = statedSettings(dir);
@@ -149,14 +127,15 @@ export const CLIP_MODEL_TYPES = ["clip", "siglip"] as const;
 function clipSpec(id: string, source: "hub" | "folder", dir: string, config: Record<string, unknown>, files: Pick<ModelSpec, "revision" | "dtype" | "weights" | "vision_weights" | "tokenizer_sha256">): ModelSpec {
   const type = config.model_type;
   if (!(CLIP_MODEL_TYPES as readonly unknown[]).includes(type)) {
-    throw new ValidationError("MODEL_UNSUPPORTED", `The model in ${dir} has text and vision towers, but its config.json says model_type ${JSON.stringify(type)}: semsearch runs ${CLIP_MODEL_TYPES.join(" and ")} image-text models`, {
-      issues: [{ path: "configuration.model", message: `unsupported model_type ${JSON.stringify(type)}` }],
+    // The value is not quoted: errors never show a model file's content.
+    throw new ValidationError("MODEL_UNSUPPORTED", `The model in ${dir} has text and vision towers, but the model_type in its config.json is not one semsearch runs (${CLIP_MODEL_TYPES.join(" or ")})`, {
+      issues: [{ path: "configuration.model", message: "unsupported model_type in config.json" }],
     });
   }
   const text = (config.text_config ?? {}) as Record<string, unknown>;
   const positive = (value: unknown) => (typeof value === "number" && Number.isSafeInteger(value) && value > 0 ? value : undefined);
   // The image preprocessing must be readable and give the size the vision tower was built for.
-  const input = parsePreprocessorConfig(readJson(path.join(dir, "preprocessor_config.json")) ?? null);
+  const input = parsePreprocessorConfig(readModelJson(path.join(dir, "preprocessor_config.json")) ?? null);
   const imageSize = positive((config.vision_config as Record<string, unknown> | undefined)?.image_size);
   if (imageSize !== undefined && (input.width !== imageSize || input.height !== imageSize)) {
     throw new ValidationError("MODEL_UNSUPPORTED", `The model in ${dir} cannot be used: its preprocessor_config.json makes ${input.width} × ${input.height} images, but its vision tower takes ${imageSize} × ${imageSize} (config.json vision_config.image_size)`, {

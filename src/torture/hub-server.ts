@@ -30,6 +30,8 @@ export interface HubFaults {
   apiBody?: string;
   /** Send files in chunks of this many bytes, one every 5 ms (a slow link, so a download can be killed midway). */
   throttle?: number;
+  /** Send the headers and this many bytes of the file, then the rest once `release` resolves (a download held midway for as long as a test needs). */
+  hold?: { path: string; bytes: number; release: Promise<void> };
 }
 
 export interface HubServer {
@@ -84,6 +86,14 @@ export async function startHub(models: Record<string, string>, revision = "01234
     if (faults.stall && file.endsWith(faults.stall.path)) {
       res.write(body.subarray(0, faults.stall.bytes));
       return; // never ends: the client's stall timeout must give up
+    }
+    const hold = faults.hold;
+    if (hold && file.endsWith(hold.path)) {
+      res.write(body.subarray(0, hold.bytes));
+      void hold.release.then(() => {
+        if (!res.destroyed) res.end(body.subarray(hold.bytes));
+      });
+      return;
     }
     if (faults.cut && file.endsWith(faults.cut.path)) {
       // The bytes are flushed before the connection drops, as when a network fails mid-file.

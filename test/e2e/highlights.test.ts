@@ -122,3 +122,41 @@ describe("text highlights", () => {
     expect(after.results.map((r) => r.id)).not.toContain("cafe");
   });
 });
+
+describe("a sentence longer than the model's input", () => {
+  // One sentence of about 2,400 characters (no full stop inside, no newline): mostly about the harbour,
+  // the lighthouse keeper only at its end. It is one segment (§2.4.4), embedded in windows as a whole
+  // object is (the bundled model's are 2,000 characters: two here), so a highlight of it is the whole
+  // sentence, never a piece starting mid-sentence.
+  const harbour = "the fishing boats came home to the quiet harbour in the evening, nets heavy and gulls loud over the slipway, ".repeat(21);
+  const long = `On a grey autumn day ${harbour}while up on the cliff the old lighthouse keeper polished the great brass lens and wound the clockwork of the foghorn before the storm.`;
+  const segments = ["Notes from the coast.", long, "Tea was served at five."];
+  const body = segments.join(" ");
+  const starts = segments.map((segment) => body.indexOf(segment));
+  const ends = segments.map((segment, i) => (starts[i] as number) + segment.length);
+  const project = tempProject();
+  let id = "";
+
+  beforeAll(async () => {
+    expect(long.length).toBeGreaterThan(2000);
+    expect(long).not.toMatch(/\.\s|\n/);
+    await cliJson(project, ["objects", "add", "-"], { input: [{ id: "coast", body }, ...objects].map((o) => JSON.stringify(o)).join("\n") });
+    id = (await cliJson(project, ["index", "create", "--highlights", "--wait"])).id;
+  });
+
+  it("highlights the whole sentence: the highlight starts where the sentence starts and covers it", async () => {
+    const response = await cliJson<Response>(project, ["search", id, "lighthouse keeper polished the brass lens foghorn", "--result-fields", "highlights", "--object-fields", "*"]);
+    expectExactSlices(response);
+    const coast = response.results.find((r) => r.id === "coast");
+    const spans = (coast?.highlights ?? []).map((h) => h.references[0]?.position as { start_char: number; end_char: number });
+    expect(spans.length).toBeGreaterThan(0);
+    // Every highlight is made of whole segments: it starts at a segment's start and ends at a segment's end.
+    for (const span of spans) {
+      expect(starts).toContain(span.start_char);
+      expect(ends).toContain(span.end_char);
+    }
+    const start = starts[1] as number;
+    const end = ends[1] as number;
+    expect(spans.some((span) => span.start_char <= start && span.end_char >= end)).toBe(true);
+  });
+});

@@ -4,7 +4,7 @@
  * the generated images of fixtures/images in every format, local files by relative and absolute path,
  * and a local HTTP server for the fetching rules.
  */
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -12,6 +12,7 @@ import { crc32 } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
 import { KEY, Terminal } from "../helpers/pty.js";
+import { call, serve } from "../helpers/serve.js";
 import { tempDir } from "../helpers/temp.js";
 import { startHub } from "../../src/torture/hub-server.js";
 
@@ -392,6 +393,47 @@ describe("an image index over HTTP", () => {
   });
 });
 
+describe("image files of objects added over HTTP, behind symbolic links (--image-root)", () => {
+  it("says outside for a link out of the root whether or not its target exists, and file not found only inside", async () => {
+    const base = tempDir();
+    const root = path.join(base, "root");
+    const outside = path.join(base, "outside");
+    mkdirSync(path.join(root, "sub"), { recursive: true });
+    mkdirSync(outside);
+    cpSync(path.join(IMAGES, "blue.png"), path.join(root, "sub", "blue.png"));
+    cpSync(path.join(IMAGES, "red.png"), path.join(outside, "red.png"));
+    symlinkSync(path.join(outside, "red.png"), path.join(root, "out.png"));
+    symlinkSync(path.join(outside, "missing.png"), path.join(root, "out-missing.png"));
+    symlinkSync("out-missing.png", path.join(root, "chain.png"));
+    symlinkSync(path.join(root, "sub", "missing.png"), path.join(root, "dangling.png"));
+    symlinkSync("sub", path.join(root, "linked"));
+    const project = tempProject();
+    const index = (await cliJson(project, ["index", "create", "--type", "image", "--model", CLIP, "--image-fields", "photo"])).id;
+    const server = await serve(project, ["--no-auth", "--no-access-log", "--image-root", root]);
+    try {
+      const objects = [
+        { id: "inside", photo: "linked/blue.png" },
+        { id: "out", photo: "out.png" },
+        { id: "out-missing", photo: "out-missing.png" },
+        { id: "chain", photo: "chain.png" },
+        { id: "dangling", photo: "dangling.png" },
+      ];
+      const answer = await call(`${server.url}/v1/objects`, null, { method: "POST", body: JSON.stringify(objects), headers: { "content-type": "application/json" } });
+      expect(answer.status, answer.text).toBe(200);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+    expect((await runCli(["--project", project, "--json", "index", "status", index, "--wait"])).exitCode).toBe(7); // objects failed
+    const state = async (id: string) => (await cliJson(project, ["objects", "get", id])).status.indexes[0];
+    expect(await state("inside")).toMatchObject({ status: "READY" });
+    const out = await state("out");
+    expect(out).toMatchObject({ status: "ERROR", error: expect.stringContaining("outside the folder the server reads images from (--image-root)") });
+    // The same words, but for the reference quoted in them: nothing tells whether the target exists.
+    for (const id of ["out-missing", "chain"]) expect((await state(id)).error.replace(`${id}.png`, "out.png")).toBe(out.error);
+    expect(await state("dangling")).toMatchObject({ status: "ERROR", error: expect.stringContaining("file not found") });
+  });
+});
+
 describe("a project directory of its own", () => {
   it("stores nothing of the images but their references and the HTTP cache", async () => {
     const project = tempProject();
@@ -438,12 +480,20 @@ describe("HTTP requests at once", () => {
     let inFlight = 0;
     let most = 0;
     const red = readFileSync(path.join(IMAGES, "red.png"));
+    // The first answers are held until two requests are in flight together (so concurrency is seen however
+    // slowly the machine runs); later ones take 150 ms, as a slow server's, giving the fetchers every chance to exceed 8.
+    let held: (() => void)[] | null = [];
     const server = createServer((_request, response) => {
       most = Math.max(most, ++inFlight);
-      setTimeout(() => {
+      const reply = () => {
         inFlight--;
         response.writeHead(200, { "content-type": "image/png", "content-length": String(red.length) }).end(red);
-      }, 150);
+      };
+      if (held === null) return void setTimeout(reply, 150);
+      held.push(reply);
+      if (inFlight < 2) return;
+      for (const answer of held.splice(0)) answer();
+      held = null;
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliJson, ROOT, runCli, SAMPLE, tempProject } from "../helpers/cli.js";
 import { serve, type Served } from "../helpers/serve.js";
 import { localSocketPath, prepareSocketDir } from "../../src/engine/local-socket.js";
+import { waitFor, within } from "../helpers/wait.js";
 
 const project = tempProject();
 let server: Served | undefined;
@@ -19,14 +20,11 @@ const search = (args: string[]) => runCli(["--project", project, "search", "arti
 
 const VERSION = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).version as string;
 
-/** The first line of the server's log holding `text`, waiting up to 10 s for it (the URL is printed before the log lines). */
+/** The first line of the server's log holding `text`, waiting for it (the URL is printed before the log lines). */
 async function logged(served: Served, text: string): Promise<string> {
-  for (let i = 0; i < 100; i++) {
-    const line = served.stderr().split("\n").find((l) => l.includes(text));
-    if (line) return line;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`no ${text} in the server's log:\n${served.stderr()}`);
+  const line = () => served.stderr().split("\n").find((l) => l.includes(text));
+  await waitFor(`${text} in the server's log`, () => line() !== undefined);
+  return line() as string;
 }
 
 /** The socket a server logged it answers on. */
@@ -34,24 +32,27 @@ async function socketOf(served: Served): Promise<string> {
   return JSON.parse(await logged(served, '"answering local searches"')).socket as string;
 }
 
-/** Sends raw lines to a socket and resolves with what comes back before it closes or `ms` pass. */
-function raw(socketPath: string, data: string, ms = 2000): Promise<string> {
-  return new Promise((resolve, reject) => {
+/**
+ * Sends raw lines to a socket and resolves with what comes back once `answers` answers (lines other
+ * than acknowledgements) have come, or the server closes the connection; rejects after 60 s.
+ */
+function raw(socketPath: string, data: string, answers = 1): Promise<string> {
+  const exchange = new Promise<string>((resolve, reject) => {
     const socket = createConnection(socketPath);
     let answer = "";
-    const done = () => {
-      socket.destroy();
-      resolve(answer);
-    };
-    const timer = setTimeout(done, ms);
-    socket.on("data", (chunk) => (answer += chunk));
-    socket.on("close", () => {
-      clearTimeout(timer);
-      resolve(answer);
+    socket.on("data", (chunk) => {
+      answer += chunk;
+      const complete = answer.split("\n").slice(0, -1).filter((line) => !line.includes('"ack":true'));
+      if (complete.length >= answers) {
+        socket.destroy();
+        resolve(answer);
+      }
     });
+    socket.on("close", () => resolve(answer));
     socket.on("error", reject);
     socket.write(data);
   });
+  return within(`${answers} answer(s) on the local socket`, exchange);
 }
 
 /** The one answer among the lines a server sent (after its acknowledgement). */
@@ -134,12 +135,12 @@ describe("searches answered by a running server", () => {
     const socket = await socketOf(server!);
     // not JSON; no version (an older or newer client); another protocol; this version with a wrong shape or types
     const lines = ["not json", '{"v":1}', '{"v":99,"op":"search"}', JSON.stringify({ v: 1, version: VERSION, op: "search", args: [1, {}] }), JSON.stringify({ v: 1, version: VERSION, op: "search", args: ["articles", { query: "x", limit: "5" }] })];
-    const received = (await raw(socket, lines.map((line) => `${line}\n`).join(""))).trim().split("\n").map((line) => JSON.parse(line));
+    const received = (await raw(socket, lines.map((line) => `${line}\n`).join(""), lines.length)).trim().split("\n").map((line) => JSON.parse(line));
     // every request is acknowledged as it is read, then answered in order
     expect(received.filter((a) => a.ack === true)).toHaveLength(lines.length);
     const answers = received.filter((a) => a.ack !== true);
     expect(answers.map((a) => a.error?.code)).toEqual(["BAD_REQUEST", "LOCAL_VERSION", "LOCAL_VERSION", "BAD_REQUEST", "BAD_REQUEST"]);
-    const good = answerOf(await raw(socket, `${JSON.stringify({ v: 1, version: VERSION, op: "search", args: ["articles", { query: "energy", limit: 2, constructor: "x" }] })}\n`, 5000));
+    const good = answerOf(await raw(socket, `${JSON.stringify({ v: 1, version: VERSION, op: "search", args: ["articles", { query: "energy", limit: 2, constructor: "x" }] })}\n`));
     expect(good.result.hits).toHaveLength(2);
     // writes are not among the operations: the project is untouched
     const write = answerOf(await raw(socket, `${JSON.stringify({ v: 1, version: VERSION, op: "deleteIndex", args: ["articles"] })}\n`));
@@ -147,14 +148,22 @@ describe("searches answered by a running server", () => {
     expect((await runCli(["--project", project, "--json", "index", "get", "articles", "--in-process"])).exitCode).toBe(0);
     const huge = await raw(socket, "x".repeat(2 * 1024 * 1024));
     expect(answerOf(huge).error.code).toBe("BAD_REQUEST");
-    // blank lines are not requests; a client with more than 64 requests waiting is cut off
-    expect(await raw(socket, "\n".repeat(64 * 1024), 500)).toBe("");
+    // blank lines are not requests (a client with more than 64 requests waiting is cut off): the one request after them is the only one answered
+    const listing = `${JSON.stringify({ v: 1, version: VERSION, op: "listIndexes", args: [] })}\n`;
+    const afterBlanks = await raw(socket, "\n".repeat(64 * 1024) + listing);
+    expect(afterBlanks.trim().split("\n").map((line) => JSON.parse(line).ack ?? "answer")).toEqual([true, "answer"]);
+    expect(answerOf(afterBlanks).result[0].name).toBe("articles");
     // a client that sends 200 requests at once and never reads: cut off, or held to one answer at a
     // time by backpressure; either way the server goes on answering others
     const flooder = createConnection(socket);
     flooder.on("error", () => {});
-    flooder.write(`${JSON.stringify({ v: 1, version: VERSION, op: "listIndexes", args: [] })}\n`.repeat(200));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // the server has taken the flood in once it acknowledges (a readable flooder) or cuts the client off
+    const flooded = new Promise((resolve) => {
+      flooder.once("readable", resolve);
+      flooder.once("close", resolve);
+    });
+    flooder.write(listing.repeat(200));
+    await within("the server to take the flood in", flooded);
     const meanwhile = await search(["--json", "energy"]);
     expect(meanwhile.exitCode, meanwhile.stderr).toBe(0);
     flooder.destroy();

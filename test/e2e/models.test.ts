@@ -11,6 +11,7 @@ import { cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
 import { startHub, type HubServer } from "../../src/torture/hub-server.js";
 import { Terminal } from "../helpers/pty.js";
 import { tempDir } from "../helpers/temp.js";
+import { waitFor } from "../helpers/wait.js";
 
 const FIXTURES = path.join(ROOT, "fixtures", "models");
 
@@ -129,7 +130,8 @@ describe("a model folder", () => {
       expect(errorOf(result.stderr)).toMatchObject({ code: "MODEL_CHANGED" });
       // The worker refuses too: an object added now stays pending instead of getting other vectors,
       // and the wait ends at once with the reason; the index says it is blocked.
-      await new Promise((resolve) => setTimeout(resolve, 2500)); // the worker that built the index has exited
+      // The worker that built the index has the old weights loaded: wait until it has exited.
+      await waitFor("the worker that built the index to exit", async () => !(await cliJson(project, ["worker", "status"])).running);
       const added = await runCli(["--project", project, "--json", "objects", "add", "-", "--wait", "--timeout", "60"], { input: jsonl([{ id: "late", body: "a new car" }]) });
       expect(added.exitCode).toBe(6);
       expect(errorOf(added.stderr).code).toBe("MODEL_CHANGED");
@@ -143,6 +145,29 @@ describe("a model folder", () => {
     const index = await cliJson(project, ["index", "get", id, "--wait", "--timeout", "120"]);
     expect(index.status.READY).toBe(objects.length + 1);
     expect(index.blocked).toBeUndefined();
+  });
+});
+
+describe("a sentence longer than the model's 64 positions, with highlights", () => {
+  it("is one segment, embedded in windows, and its highlight is the whole sentence", async () => {
+    // About 180 tokens in one sentence (no full stop inside): the tiny model takes 64, so the segment
+    // is embedded in windows, as a whole object is; the cat words only at its end.
+    const filler = "the bank gave money and cash for the budget of the house in the city, ".repeat(10);
+    const long = `Every morning ${filler}and then the kitten would meow and purr with its whiskers in the garden.`;
+    const segments = ["The weather was cold.", long, "We read a story."];
+    const body = segments.join(" ");
+    const project = tempProject();
+    await cliJson(project, ["objects", "add", "-"], { input: jsonl([...objects, { id: "story", category: "home", body }]) });
+    const folder = path.join(FIXTURES, "tiny-mean");
+    const { id } = await cliJson<{ id: string }>(project, ["index", "create", "--model", folder, "--searchable", "body", "--highlights", "--wait"]);
+    expect((await cliJson(project, ["index", "get", id])).status.READY).toBe(objects.length + 1);
+    const response = await cliJson<{ results: { id: string; highlights?: { references: { position: { start_char: number; end_char: number } }[] }[] }[] }>(project, [
+      "search", id, "kitten meow purr whiskers", "--result-fields", "highlights",
+    ]);
+    const spans = (response.results.find((result) => result.id === "story")?.highlights ?? []).map((h) => h.references[0]?.position);
+    expect(spans.length).toBeGreaterThan(0);
+    const start = body.indexOf(long);
+    expect(spans).toContainEqual({ start_char: start, end_char: start + long.length });
   });
 });
 
@@ -166,9 +191,65 @@ describe("a model that fails on some texts", () => {
     expect(status.status).toMatchObject({ READY: objects.length + 1, ERROR: 1 });
     const failed = await cliJson(project, ["objects", "get", "long"]);
     expect(failed.status.indexes[0]).toMatchObject({ status: "ERROR" });
-    expect(failed.status.indexes[0].error).toMatch(/^embedding failed/);
+    expect(failed.status.indexes[0].error).toMatch(/^embedding failed: .*onnxruntime failed to run the model on a window of \d+ tokens$/);
+    // onnxruntime's own message names the graph's nodes, which are the model file's text: it is not shown
+    expect(failed.status.indexes[0].error).not.toMatch(/Name:|\/embeddings\//);
     const other = await cliJson<{ id: string }>(project, ["index", "create", "--name", "other", "--searchable", "body", "--wait"]);
     expect((await cliJson(project, ["index", "get", other.id])).status.READY).toBe(objects.length + 2);
+  });
+});
+
+describe("errors about a damaged model folder", () => {
+  // Each case damages one file of a temporary copy of a tiny model with text marked SECRET: the error
+  // names the file and the place or the reason, and never quotes the file (a model folder may be any
+  // file on disk, and errors reach HTTP clients and logs).
+  const SECRET = "SECRET-CONTENT";
+  const tinyOnnx = async (graph: { op?: string; irVersion?: number }) => {
+    const { encodeOnnxModel, OnnxType } = await import("../../src/engine/embedding/onnx-proto.js");
+    return encodeOnnxModel({
+      irVersion: graph.irVersion ?? 8,
+      opset: 18,
+      producer: SECRET,
+      graph: {
+        name: SECRET,
+        nodes: [{ op: graph.op ?? "Identity", inputs: ["input_ids"], outputs: ["last_hidden_state"] }],
+        initializers: [],
+        inputs: [{ name: "input_ids", type: OnnxType.INT64, dims: ["b", "s"] }, { name: "attention_mask", type: OnnxType.INT64, dims: ["b", "s"] }],
+        outputs: [{ name: "last_hidden_state", type: OnnxType.FLOAT, dims: ["b", "s", 32] }],
+      },
+    });
+  };
+  const json = (file: string, change: (value: any) => void) => (folder: string) => {
+    const value = JSON.parse(readFileSync(path.join(folder, file), "utf8"));
+    change(value);
+    writeFileSync(path.join(folder, file), JSON.stringify(value));
+  };
+  const text = (file: string, content: string) => (folder: string) => writeFileSync(path.join(folder, file), content);
+  const project = tempProject();
+
+  it.each<[string, "tiny-mean" | "tiny-clip", (folder: string) => void | Promise<void>, string, string]>([
+    ["tokenizer.json that is not JSON", "tiny-mean", text("tokenizer.json", `${SECRET}{"model": 1}`), "MODEL_UNREADABLE", "tokenizer.json is not valid JSON (line 1, column 1)"],
+    ["tokenizer.json cut short", "tiny-mean", text("tokenizer.json", `{"version": "1.0", "${SECRET}": [1, 2`), "MODEL_UNREADABLE", "tokenizer.json is not valid JSON (it ends early, at line 1)"],
+    ["tokenizer.json with an unknown normalizer", "tiny-mean", json("tokenizer.json", (t) => (t.normalizer = { type: SECRET })), "MODEL_UNREADABLE", "its tokenizer (tokenizer.json, tokenizer_config.json) cannot be loaded"],
+    ["tokenizer.json with an unknown pre-tokenizer", "tiny-mean", json("tokenizer.json", (t) => (t.pre_tokenizer = { type: SECRET })), "MODEL_UNREADABLE", "its tokenizer (tokenizer.json, tokenizer_config.json) cannot be loaded"],
+    ["config.json that is not JSON", "tiny-mean", text("config.json", `{\n  "hidden_size": 32,\n  "model_type": ${SECRET}\n}`), "MODEL_UNREADABLE", "config.json is not valid JSON (line 3, column 17)"],
+    ["tokenizer_config.json that is not JSON", "tiny-mean", text("tokenizer_config.json", `[${SECRET}]`), "MODEL_UNREADABLE", "tokenizer_config.json is not valid JSON (line 1, column 2)"],
+    ["1_Pooling/config.json that is not JSON", "tiny-mean", text("1_Pooling/config.json", `{"${SECRET}" 1}`), "MODEL_UNREADABLE", "config.json is not valid JSON (line 1, column 19)"],
+    ["weights with an operator onnxruntime does not know", "tiny-mean", async (folder) => writeFileSync(path.join(folder, "onnx", "model_quantized.onnx"), await tinyOnnx({ op: SECRET.replace("-", "") })), "MODEL_UNREADABLE", "its model (onnx/model_quantized.onnx, config.json) cannot be loaded"],
+    ["weights of an IR version onnxruntime does not read", "tiny-mean", async (folder) => writeFileSync(path.join(folder, "onnx", "model_quantized.onnx"), await tinyOnnx({ irVersion: 99 })), "MODEL_UNREADABLE", "its model (onnx/model_quantized.onnx, config.json) cannot be loaded"],
+    ["a CLIP config.json with an unknown model_type", "tiny-clip", json("config.json", (c) => (c.model_type = SECRET)), "MODEL_UNSUPPORTED", "the model_type in its config.json is not one semsearch runs"],
+    ["a CLIP preprocessor_config.json with a bad value", "tiny-clip", json("preprocessor_config.json", (c) => (c.do_resize = SECRET)), "MODEL_UNSUPPORTED", "preprocessor_config.json: do_resize: expected boolean"],
+    ["a CLIP preprocessor_config.json that is not JSON", "tiny-clip", text("preprocessor_config.json", `{"size": ${SECRET}}`), "MODEL_UNREADABLE", "preprocessor_config.json is not valid JSON (line 1, column 10)"],
+    ["a CLIP tokenizer.json that is not JSON", "tiny-clip", text("tokenizer.json", `${SECRET}`), "MODEL_UNREADABLE", "tokenizer.json is not valid JSON (line 1, column 1)"],
+  ])("%s (%s): names the file, quotes none of it", async (_, fixture, damage, code, says) => {
+    const folder = path.join(tempDir(), fixture);
+    cpSync(path.join(FIXTURES, fixture), folder, { recursive: true });
+    await damage(folder);
+    const result = await runCli(["--project", project, "--json", "index", "create", "--model", folder, ...(fixture === "tiny-clip" ? ["--type", "image"] : [])]);
+    expect(result.exitCode, result.stderr).toBe(code === "MODEL_UNREADABLE" ? 6 : 4);
+    expect(errorOf(result.stderr)).toMatchObject({ code });
+    expect(errorOf(result.stderr).message).toContain(says);
+    expect(result.stderr).not.toContain("SECRET");
   });
 });
 
@@ -389,21 +470,23 @@ describe("downloading from the hub", () => {
   it("refuses to remove a model while it is being downloaded", async () => {
     fresh();
     await cliJson(tempProject(), ["models", "pull", "tiny/mean"], { env: env() });
-    hub.faults.throttle = 1024;
+    // The hub holds the weights midway until the rm has been refused: the download is under way, however slowly this machine runs.
+    let release = () => {};
+    hub.faults.hold = { path: "onnx/model.onnx", bytes: 1024, release: new Promise<void>((resolve) => (release = resolve)) };
     const seen = hub.requests.length;
-    const pulling = runCli(["--json", "models", "pull", "tiny/mean", "--dtype", "fp32"], { env: env() });
-    // The download holds its lock once it asks the hub for a file (a slow start must not let rm in first).
-    for (let i = 0; i < 300 && !hub.requests.slice(seen).some((request) => request.includes("/resolve/")); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-    let refused = false;
-    for (let i = 0; i < 100 && !refused; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    const pulling = runCli(["--json", "models", "pull", "tiny/mean", "--dtype", "fp32"], { env: { ...env(), SEMSEARCH_DOWNLOAD_TIMEOUT: "150000" } });
+    try {
+      // The download holds its lock once it asks the hub for a file.
+      await waitFor("the download to ask for the weights", () => hub.requests.slice(seen).some((request) => request.includes("/resolve/") && request.includes("onnx/model.onnx")));
       const removed = await runCli(["--json", "models", "rm", "tiny/mean"], { env: env() });
-      if (removed.exitCode === 5) refused = errorOf(removed.stderr).code === "MODEL_BUSY";
-      else break;
+      expect(removed.exitCode, removed.stderr).toBe(5);
+      expect(errorOf(removed.stderr).code).toBe("MODEL_BUSY");
+    } finally {
+      release();
+      delete hub.faults.hold;
     }
-    expect(refused).toBe(true);
-    expect((await pulling).exitCode).toBe(0);
-    delete hub.faults.throttle;
+    const pulled = await pulling;
+    expect(pulled.exitCode, pulled.stderr).toBe(0);
     expect((await runCli(["--json", "models", "rm", "tiny/mean"], { env: env() })).exitCode).toBe(0);
   });
 

@@ -8,12 +8,12 @@
  * library, but its bundle imports `sharp` at load; on a text path a stand-in that fails if ever
  * called takes sharp's place, so sharp's native library is not loaded.
  */
-import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { EnvironmentError, InternalError, ValidationError } from "../errors.js";
+import { EnvironmentError, InternalError, SemsearchError, ValidationError } from "../errors.js";
 import { modelsDir, verifyModelFiles } from "./model-cache.js";
-import type { ModelSpec } from "./model-spec.js";
+import { firstNotJson, readModelJson } from "./model-json.js";
+import { weightsFiles, type ModelSpec } from "./model-spec.js";
 import { combineWindows, findWrapping, poolTokens, splitWindows, type TokenWindow, type Wrapping } from "./pooling.js";
 import { normalise, type EmbeddingProvider, type EmbedRole, type ImageEmbeddingProvider } from "./provider.js";
 import { parsePreprocessorConfig, type ClipPreprocessConfig } from "../images/preprocess-config.js";
@@ -113,7 +113,14 @@ class TransformersModel implements EmbeddingProvider {
 
   async embedTexts(texts: readonly string[], role: EmbedRole = "document"): Promise<Float32Array[]> {
     const prefix = (role === "query" ? this.spec.query_prefix : this.spec.document_prefix) ?? "";
-    const ids = texts.map((text) => this.tokenizer.encode(prefix + text, { add_special_tokens: false }) as number[]);
+    const ids = texts.map((text) => {
+      try {
+        return this.tokenizer.encode(prefix + text, { add_special_tokens: false }) as number[];
+      } catch (error) {
+        // transformers.js's message may quote the tokenizer's files (a token, a type): only the cause keeps it
+        throw new Error(`the tokenizer failed on a text of ${text.length} characters`, { cause: error });
+      }
+    });
     const windows = splitWindows(ids, this.window, this.wrapping);
     const vectors: Float32Array[] = new Array(windows.length);
     for (const batch of batches(windows, BATCH_WINDOWS[this.spec.dtype ?? "fp32"])) {
@@ -136,7 +143,9 @@ class TransformersModel implements EmbeddingProvider {
       });
     });
     const dims = [sequences.length, length];
-    const output = (await this.model({ input_ids: new Tensor("int64", inputIds, dims), attention_mask: new Tensor("int64", mask, dims) })) as Record<string, import("@huggingface/transformers").Tensor>;
+    const output = (await this.model({ input_ids: new Tensor("int64", inputIds, dims), attention_mask: new Tensor("int64", mask, dims) }).catch((error: unknown) => {
+      throw runFailure(`${sequences.length === 1 ? "a window" : `${sequences.length} windows`} of ${length} tokens`, error);
+    })) as Record<string, import("@huggingface/transformers").Tensor>;
     try {
       return this.vectorsOf(output, sequences);
     } finally {
@@ -167,7 +176,7 @@ class TransformersModel implements EmbeddingProvider {
   /** One vector per sequence: the token vectors, pooled. */
   protected vectorsOf(output: Record<string, import("@huggingface/transformers").Tensor>, sequences: number[][]): Float32Array[] {
     const hidden = output.last_hidden_state ?? output.token_embeddings ?? Object.values(output).find((tensor) => tensor.dims.length === 3);
-    if (!hidden) throw new ValidationError("MODEL_UNSUPPORTED", `The model ${this.spec.id} gives no token vectors (outputs: ${Object.keys(output).join(", ")})`, { hint: "Use a feature-extraction (embedding) model." });
+    if (!hidden) throw new ValidationError("MODEL_UNSUPPORTED", `The model ${this.spec.id} gives no token vectors (no output of shape [texts, tokens, dimension])`, { hint: "Use a feature-extraction (embedding) model." });
     const [, sequenceLength, dimension] = hidden.dims as [number, number, number];
     this.checkDimension(dimension);
     const data = hidden.data as Float32Array;
@@ -215,13 +224,13 @@ class ClipModel extends TransformersModel implements ImageEmbeddingProvider {
   }
 
   protected override vectorsOf(output: Record<string, import("@huggingface/transformers").Tensor>): Float32Array[] {
-    return this.rows(output.text_embeds ?? output.pooler_output, output);
+    return this.rows(output.text_embeds ?? output.pooler_output);
   }
 
   /** The rows of a [batch, dimension] output. */
-  private rows(tensor: import("@huggingface/transformers").Tensor | undefined, output: Record<string, unknown>): Float32Array[] {
+  private rows(tensor: import("@huggingface/transformers").Tensor | undefined): Float32Array[] {
     if (!tensor || tensor.dims.length !== 2) {
-      throw new ValidationError("MODEL_UNSUPPORTED", `The model ${this.spec.id} gives no pooled vectors (outputs: ${Object.keys(output).join(", ")})`, { hint: "Use a CLIP model exported with projections (text_embeds, image_embeds), as the Xenova/clip-… conversions are." });
+      throw new ValidationError("MODEL_UNSUPPORTED", `The model ${this.spec.id} gives no pooled vectors (no text_embeds, image_embeds or pooler_output of shape [items, dimension])`, { hint: "Use a CLIP model exported with projections (text_embeds, image_embeds), as the Xenova/clip-… conversions are." });
     }
     const [rows, dimension] = tensor.dims as [number, number];
     this.checkDimension(dimension);
@@ -249,9 +258,11 @@ class ClipModel extends TransformersModel implements ImageEmbeddingProvider {
       if (image.length !== size) throw new InternalError("BAD_PIXELS", `image ${i} has ${image.length} values, expected ${size}`);
       data.set(image, i * size);
     });
-    const output = (await vision({ pixel_values: new Tensor("float32", data, [pixels.length, 3, preprocess.height, preprocess.width]) })) as Record<string, import("@huggingface/transformers").Tensor>;
+    const output = (await vision({ pixel_values: new Tensor("float32", data, [pixels.length, 3, preprocess.height, preprocess.width]) }).catch((error: unknown) => {
+      throw runFailure(`${pixels.length === 1 ? "an image" : `${pixels.length} images`} of ${preprocess.width} × ${preprocess.height} pixels`, error);
+    })) as Record<string, import("@huggingface/transformers").Tensor>;
     try {
-      return this.rows(output.image_embeds ?? output.pooler_output, output).map(normalise);
+      return this.rows(output.image_embeds ?? output.pooler_output).map(normalise);
     } finally {
       for (const tensor of Object.values(output)) tensor.dispose?.();
     }
@@ -279,41 +290,63 @@ export async function loadTransformersModel(spec: ModelSpec, threads = 1): Promi
     ...(spec.dtype ? { dtype: spec.dtype } : {}),
     session_options: { intraOpNumThreads: threads, interOpNumThreads: 1 },
   };
+  const [textWeights, visionWeights] = weightsFiles(spec.kind, spec.dtype ?? "fp32");
   let tokenizer: Tokenizer;
-  let model: Model;
-  let type: unknown;
   try {
     tokenizer = await tf.AutoTokenizer.from_pretrained(dir, { local_files_only: true });
-    if (spec.kind === "clip") {
-      type = (JSON.parse(readFileSync(path.join(dir, "config.json"), "utf8")) as { model_type?: unknown }).model_type;
-      model = await (type === "siglip" ? tf.SiglipTextModel : tf.CLIPTextModelWithProjection).from_pretrained(dir, options);
-    } else {
-      model = await tf.AutoModel.from_pretrained(dir, options);
-    }
   } catch (error) {
-    throw unreadable(spec, dir, error);
+    throw unreadable(spec, dir, "tokenizer", ["tokenizer.json", "tokenizer_config.json"], error);
+  }
+  const type = spec.kind === "clip" ? readModelJson(path.join(dir, "config.json"))?.model_type : undefined;
+  let model: Model;
+  try {
+    model = await (spec.kind !== "clip" ? tf.AutoModel : type === "siglip" ? tf.SiglipTextModel : tf.CLIPTextModelWithProjection).from_pretrained(dir, options);
+  } catch (error) {
+    throw unreadable(spec, dir, spec.kind === "clip" ? "text tower" : "model", [spec.weights?.file ?? (textWeights as string), "config.json"], error);
   }
   const probe = "hello world";
-  const wrapping = findWrapping(tokenizer.encode(probe, { add_special_tokens: false }) as number[], tokenizer.encode(probe) as number[]);
+  let encoded: [number[], number[]];
+  try {
+    encoded = [tokenizer.encode(probe, { add_special_tokens: false }) as number[], tokenizer.encode(probe) as number[]];
+  } catch (error) {
+    throw unreadable(spec, dir, "tokenizer", ["tokenizer.json", "tokenizer_config.json"], error);
+  }
+  const wrapping = findWrapping(...encoded);
   if (spec.kind !== "clip") return new TransformersModel(tf, spec, tokenizer, model, wrapping, spec.window ?? 512);
   const loadVision = async () => {
+    const preprocess = parsePreprocessorConfig(readModelJson(path.join(dir, "preprocessor_config.json")) ?? null);
     try {
-      const vision = await (type === "siglip" ? tf.SiglipVisionModel : tf.CLIPVisionModelWithProjection).from_pretrained(dir, options);
-      return { vision, preprocess: parsePreprocessorConfig(JSON.parse(readFileSync(path.join(dir, "preprocessor_config.json"), "utf8"))) };
+      return { vision: await (type === "siglip" ? tf.SiglipVisionModel : tf.CLIPVisionModelWithProjection).from_pretrained(dir, options), preprocess };
     } catch (error) {
-      throw unreadable(spec, dir, error);
+      throw unreadable(spec, dir, "vision tower", [spec.vision_weights?.file ?? (visionWeights as string), "config.json"], error);
     }
   };
   return new ClipModel(tf, spec, tokenizer, model, wrapping, spec.window ?? 77, type === "siglip", loadVision);
 }
 
-function unreadable(spec: ModelSpec, dir: string, error: unknown): EnvironmentError {
+/**
+ * Why a model's files could not be loaded, naming the files and never quoting them: the runtime's
+ * own message (kept as `cause`) may quote a file's text (JSON.parse's does, transformers.js names
+ * unknown types, onnxruntime node names), and a model folder may be any file on disk.
+ */
+function unreadable(spec: ModelSpec, dir: string, part: string, files: readonly string[], error: unknown): EnvironmentError {
   if (error instanceof EnvironmentError) return error;
-  return new EnvironmentError("MODEL_UNREADABLE", `Cannot load the model ${spec.id}${spec.source === "folder" ? "" : ` from ${dir}`}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`, {
+  const notJson = firstNotJson(files.filter((file) => file.endsWith(".json")).map((file) => path.join(dir, file)));
+  if (notJson) return notJson;
+  return new EnvironmentError("MODEL_UNREADABLE", `Cannot load the model ${spec.id}${spec.source === "folder" ? "" : ` from ${dir}`}: its ${part} (${files.join(", ")}) cannot be loaded`, {
     hint:
       spec.kind === "clip"
         ? "The folder must hold a transformers.js CLIP model: config.json, tokenizer.json, tokenizer_config.json, preprocessor_config.json, onnx/text_model.onnx and onnx/vision_model.onnx (or their _quantized files)."
         : "The folder must hold a transformers.js model: config.json, tokenizer.json, tokenizer_config.json and onnx/model.onnx (or model_quantized.onnx).",
     cause: error,
   });
+}
+
+/**
+ * A model that failed on some input: what it was given, and the runtime's message only as `cause`
+ * (onnxruntime's names the graph's nodes, which are the model file's text).
+ */
+function runFailure(input: string, error: unknown): Error {
+  if (error instanceof SemsearchError) return error;
+  return new Error(`onnxruntime failed to run the model on ${input}`, { cause: error });
 }

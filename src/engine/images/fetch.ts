@@ -10,10 +10,10 @@ import https from "node:https";
 import { createRequire } from "node:module";
 import type { LookupFunction } from "node:net";
 import path from "node:path";
-import { realpath } from "node:fs/promises";
 import { ImageCache, type CacheEntry } from "./fetch-cache.js";
 import { readRegularFile } from "../read-file.js";
 import { OUTSIDE_ROOT } from "./reference.js";
+import { resolveConfined, type ConfinedPath } from "./confined-path.js";
 import { formatBytes, httpGet, type HttpContext, type HttpOutcome } from "./fetch-http.js";
 import type { ImageReference } from "./reference.js";
 
@@ -104,6 +104,9 @@ function checkOptions(options: FetchOptions): void {
 
 const failed = (reason: string, retryable = false): FetchResult => ({ ok: false, reason, retryable });
 
+/** The reasons of files an object confined to a root cannot have (the same for a link out whether or not its target exists). */
+const CONFINED_PROBLEMS = { outside: OUTSIDE_ROOT, missing: "file not found", loop: "too many symbolic links" } as const;
+
 export class ImageFetcher {
   private readonly cache: ImageCache | null;
   private readonly slots: Slots;
@@ -120,10 +123,14 @@ export class ImageFetcher {
     if (ref.kind === "file") {
       if (!path.isAbsolute(ref.path)) throw new TypeError(`ImageFetcher: the path "${ref.path}" is not absolute`);
       if (ref.root === undefined) return readLocalImage(ref.path, this.options.maxBytes);
-      const confined = await confinedRealPath(ref.path, ref.root);
-      if (confined === "outside") return failed(OUTSIDE_ROOT);
-      if (confined === "missing") return failed("file not found");
-      return readLocalImage(confined, this.options.maxBytes, true);
+      let confined: ConfinedPath;
+      try {
+        confined = await resolveConfined(ref.path, ref.root);
+      } catch (error) {
+        return localFailure(error);
+      }
+      if ("problem" in confined) return failed(CONFINED_PROBLEMS[confined.problem]);
+      return readLocalImage(confined.real, this.options.maxBytes, true);
     }
     if (ref.kind === "http" && /^https?:\/\//i.test(ref.url) && URL.canParse(ref.url)) return this.download(ref.url);
     throw new TypeError(`ImageFetcher: not an image reference: ${JSON.stringify(ref)?.slice(0, 200)}`);
@@ -197,30 +204,6 @@ function sleep(ms: number): Promise<void> {
  * A local image read whole: regular files only (opened non-blocking, so a FIFO cannot hang the
  * read), the size checked before reading.
  */
-/**
- * A file confined to `root`, with every symbolic link resolved: its real path when that is inside the
- * real root, "outside" when it or its deepest existing ancestor resolves outside (so a link in the
- * root cannot reach, or probe, other files), "missing" when it does not exist inside.
- */
-async function confinedRealPath(file: string, root: string): Promise<string | "outside" | "missing"> {
-  let realRoot: string;
-  try {
-    realRoot = await realpath(root);
-  } catch {
-    return "missing";
-  }
-  const inside = (real: string) => real === realRoot || real.startsWith(realRoot.endsWith(path.sep) ? realRoot : realRoot + path.sep);
-  for (let probe = file; ; probe = path.dirname(probe)) {
-    try {
-      const real = await realpath(probe);
-      if (!inside(real)) return "outside";
-      return probe === file ? real : "missing";
-    } catch {
-      if (path.dirname(probe) === probe) return "outside";
-    }
-  }
-}
-
 async function readLocalImage(file: string, maxBytes: number, noFollow = false): Promise<FetchResult> {
   try {
     const read = await readRegularFile(file, maxBytes, { noFollow });

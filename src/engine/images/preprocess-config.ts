@@ -70,12 +70,18 @@ type PreprocessorJson = v.InferOutput<typeof PreprocessorSchema>;
  * Python's CLIPImageProcessor reads it. Throws ValidationError MODEL_UNSUPPORTED naming the bad field.
  */
 export function parsePreprocessorConfig(json: unknown): ClipPreprocessConfig {
-  const result = v.safeParse(PreprocessorSchema, json);
+  const result = v.safeParse(PreprocessorSchema, json, { message: expectedOnly });
   if (!result.success) {
     const issues = result.issues.map((issue) => ({ path: v.getDotPath(issue) ?? "(file)", message: issue.message }));
     throw invalidConfig(issues);
   }
   return normalizeConfig(result.output);
+}
+
+/** What a field must be, for checks without a message of their own: never the value found (the file's content is not quoted). */
+function expectedOnly(issue: v.BaseIssue<unknown>): string {
+  const wanted: Record<string, string> = { safe_integer: "a whole number", finite: "a finite number" };
+  return `expected ${wanted[issue.type] ?? issue.expected ?? issue.type}`;
 }
 
 function normalizeConfig(c: PreprocessorJson): ClipPreprocessConfig {

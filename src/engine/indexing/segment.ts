@@ -3,10 +3,12 @@
  *
  * Default rule: a segment ends after a `.` that is followed by white space or the end of the text
  * (so "3.5" and "e.g.x" stay whole), or at a newline. A custom delimiter (a regular expression)
- * instead marks where a new segment starts. Segments are trimmed of surrounding white space;
- * empty ones are dropped; one longer than MAX_SEGMENT_CHARS is cut at a word boundary into
- * pieces, so the model never truncates silently. Offsets are JavaScript string indices (UTF-16
- * code units): `text.slice(start, end) === segment.text`.
+ * instead marks where a new segment starts. Segments are trimmed of surrounding white space and
+ * empty ones are dropped; nothing else ends one: the spec sets no length, so a sentence of any
+ * length is one segment, and a highlight is always made of whole sentences. A segment longer than
+ * the model's input is embedded in windows combined into one vector, as a whole object is (the
+ * provider's `embedTexts` does that for every text it is given). Offsets are JavaScript string
+ * indices (UTF-16 code units): `text.slice(start, end) === segment.text`.
  *
  * Custom delimiters are user text run over every object, so they are compiled by RE2 (re2js),
  * which matches in time linear in the text: `(a+)+b` cannot backtrack for ever as a JavaScript
@@ -22,9 +24,6 @@ function re2js(): typeof RE2JS {
   re2 ??= (createRequire(import.meta.url)("re2js") as typeof import("re2js")).RE2JS;
   return re2;
 }
-
-/** Longest segment given to the model, in UTF-16 code units. */
-export const MAX_SEGMENT_CHARS = 500;
 
 /** Longest custom delimiter pattern, in characters. */
 export const MAX_DELIMITER_LENGTH = 1000;
@@ -98,29 +97,11 @@ function trimmed(text: string, start: number, end: number): Segment | null {
   return end > start ? { start, end, text: text.slice(start, end) } : null;
 }
 
-/** Cuts a segment longer than `max` at white space (or hard at `max`), never inside a surrogate pair. */
-function cutLong(text: string, segment: Segment, max: number): Segment[] {
-  const out: Segment[] = [];
-  let start = segment.start;
-  while (segment.end - start > max) {
-    let cut = text.lastIndexOf(" ", start + max);
-    if (cut <= start + max / 2) cut = start + max;
-    const code = text.charCodeAt(cut - 1);
-    if (code >= 0xd800 && code <= 0xdbff) cut--;
-    const piece = trimmed(text, start, cut);
-    if (piece) out.push(piece);
-    start = cut;
-  }
-  const rest = trimmed(text, start, segment.end);
-  if (rest) out.push(rest);
-  return out;
-}
-
 /**
  * Segments of a text: by the default rule, or starting at each match of `delimiter` (empty matches
  * are ignored). RE2 reports match offsets in UTF-16 code units, like JavaScript string indices.
  */
-export function segmentText(text: string, delimiter?: SegmentDelimiter, max = MAX_SEGMENT_CHARS): Segment[] {
+export function segmentText(text: string, delimiter?: SegmentDelimiter): Segment[] {
   const bounds: [number, number][] = [];
   let start = 0;
   if (delimiter) {
@@ -137,8 +118,5 @@ export function segmentText(text: string, delimiter?: SegmentDelimiter, max = MA
     }
   }
   bounds.push([start, text.length]);
-  return bounds.flatMap(([s, e]) => {
-    const segment = trimmed(text, s, e);
-    return segment ? cutLong(text, segment, max) : [];
-  });
+  return bounds.flatMap(([s, e]) => trimmed(text, s, e) ?? []);
 }

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { withReader } from "../../../src/cli/reader.js";
 import { localSocketPath, prepareSocketDir } from "../../../src/engine/local-socket.js";
 import { tempDir } from "../../helpers/temp.js";
+import { within } from "../../helpers/wait.js";
 
 let fake: Server | undefined;
 afterEach(async () => {
@@ -45,13 +46,16 @@ describe("reading through a running server", () => {
 
   it("runs here at once when the server closed the connection between two requests (an interactive session's pages)", async () => {
     const project = path.join(tempDir(), "project");
+    let closed: Promise<unknown> = Promise.resolve();
     const seen = await listen(project, (socket) => {
+      closed = new Promise((resolve) => socket.once("close", resolve));
       answer(socket, [{ id: "idx_from_server" }]);
       socket.end();
     });
     await withReader({ project }, async (reader) => {
       expect(await reader.listIndexes()).toEqual([{ id: "idx_from_server" }]);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // the connection is closed on both sides: the reader has seen the server end it
+      await within("the connection to close", closed);
       // the project does not exist: here, the engine's own answer
       await expect(reader.getIndex("docs")).rejects.toMatchObject({ code: "INDEX_NOT_FOUND" });
     });

@@ -429,6 +429,37 @@ describe("parsePreprocessorConfig", () => {
   });
 });
 
+describe("parsePreprocessorConfig never quotes the file", () => {
+  it.each<[string, Record<string, unknown>]>([
+    ["do_resize", { do_resize: "SECRET-VALUE" }],
+    ["do_center_crop", { do_center_crop: "SECRET-VALUE" }],
+    ["rescale_factor", { rescale_factor: "SECRET-VALUE" }],
+    ["size", { size: "SECRET-VALUE" }],
+    ["size.shortest_edge", { size: { shortest_edge: "SECRET-VALUE" } }],
+    ["crop_size", { crop_size: { "SECRET-VALUE": 1 } }],
+    ["image_mean", { image_mean: ["SECRET-VALUE", 0, 0] }],
+    ["do_pad", { do_pad: "SECRET-VALUE" }],
+    ["resample", { resample: "SECRET-VALUE" }],
+    ["do_convert_rgb", { do_convert_rgb: "SECRET-VALUE" }],
+  ])("a bad %s: names the field and what it must be, never the value found", (_, fields) => {
+    let thrown: unknown;
+    try {
+      parsePreprocessorConfig({ ...CLIP_B32, ...fields });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ValidationError);
+    const error = thrown as ValidationError;
+    expect(JSON.stringify({ message: error.message, issues: error.issues, hint: error.hint })).not.toContain("SECRET");
+    expect(error.message).toMatch(/^Unsupported preprocessor_config\.json: [a-z_]+(\.[a-z_0-9]+)*: (expected|semsearch does not implement)/);
+  });
+
+  it("says what is expected in words where the check has none of its own", () => {
+    expect(() => parsePreprocessorConfig({ ...CLIP_B32, rescale_factor: 1e400 })).toThrow(/rescale_factor: expected a finite number$/);
+    expect(() => parsePreprocessorConfig({ ...CLIP_B32, do_resize: 1 })).toThrow(/do_resize: expected boolean$/);
+  });
+});
+
 describe("what outside testing found", () => {
   const b32 = () => parsePreprocessorConfig(CLIP_B32);
 

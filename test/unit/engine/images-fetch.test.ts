@@ -21,6 +21,9 @@ class TestServer {
   bodies = 0;
   inFlight = 0;
   maxInFlight = 0;
+  /** hold(): answers are held until this many requests are in flight together (then each waits 150 ms, as a slow server's). */
+  holdUntil = 0;
+  private held: (() => void)[] = [];
   private server = http.createServer((req, res) => this.handle(req, res));
   constructor(private readonly routes: Record<string, Route>) {}
 
@@ -37,7 +40,19 @@ class TestServer {
   reset(): void {
     this.hits.clear();
     this.requests.length = 0;
-    this.bodies = this.maxInFlight = 0;
+    this.bodies = this.maxInFlight = this.holdUntil = 0;
+  }
+
+  /**
+   * Answers with `reply` once `holdUntil` requests are in flight at once (so a client's concurrency is
+   * seen however slowly the machine runs), and 150 ms later after that (so it has the chance to exceed it).
+   */
+  hold(reply: () => void): void {
+    if (this.holdUntil === 0) return void setTimeout(reply, 150);
+    this.held.push(reply);
+    if (this.inFlight < this.holdUntil) return;
+    this.holdUntil = 0;
+    for (const held of this.held.splice(0)) held();
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
@@ -117,7 +132,7 @@ const server = new TestServer({
     server.bodies++;
     png(res, PNG, { "last-modified": date });
   },
-  "/slow.png": (_req, res) => void setTimeout(() => png(res), 150),
+  "/slow.png": (_req, res) => server.hold(() => png(res)),
   "/gzip.png": (_req, res) => png(res, PNG, { "content-encoding": "gzip" }),
 });
 
@@ -245,11 +260,13 @@ describe("ImageFetcher over HTTP", () => {
   });
 
   it("has at most `concurrency` requests in flight", async () => {
+    server.holdUntil = 2;
     const limited = fetcher({ concurrency: 2 });
     const results = await Promise.all(Array.from({ length: 6 }, () => limited.fetch({ kind: "http", url: `${base}/slow.png` })));
     expect(results.every((result) => result.ok)).toBe(true);
     expect(server.maxInFlight).toBe(2);
     server.reset();
+    server.holdUntil = 4;
     const wider = fetcher({ concurrency: 4 });
     await Promise.all(Array.from({ length: 6 }, () => wider.fetch({ kind: "http", url: `${base}/slow.png` })));
     expect(server.maxInFlight).toBe(4);
@@ -459,29 +476,94 @@ describe("defaultFetchOptions", () => {
 });
 
 describe("files confined to a root (objects added over HTTP)", () => {
+  const OUTSIDE = { ok: false, reason: "outside the folder the server reads images from (--image-root)" };
+  const NOT_FOUND = { ok: false, reason: "file not found" };
   const base = tempDir();
   const root = path.join(base, "root");
   const outside = path.join(base, "outside");
   mkdirSync(path.join(root, "sub"), { recursive: true });
-  mkdirSync(outside, { recursive: true });
+  mkdirSync(path.join(outside, "dir"), { recursive: true });
   writeFileSync(path.join(root, "sub", "in.png"), "inside bytes");
   writeFileSync(path.join(outside, "secret.png"), "secret bytes");
-  symlinkSync(outside, path.join(root, "escape"));
-  symlinkSync(path.join(outside, "secret.png"), path.join(root, "link.png"));
-  symlinkSync(path.join(root, "sub", "in.png"), path.join(root, "good-link.png"));
-  symlinkSync("/", path.join(root, "rootfs"));
+  const link = (target: string, name: string) => symlinkSync(target, path.join(root, name));
+  link(outside, "escape");
+  link(path.join(outside, "secret.png"), "link.png");
+  link(path.join(root, "sub", "in.png"), "good-link.png");
+  link("/", "rootfs");
+  // Links out of the root whose targets are missing: the answer must be the one for an existing target.
+  link(path.join(outside, "gone.png"), "gone-link.png");
+  link(path.join(outside, "no-such-dir"), "gone-dir");
+  link("../outside/secret.png", "relative-out.png");
+  link("../outside/gone.png", "relative-gone.png");
+  // Chains: link → link → target.
+  link("link.png", "chain-out.png");
+  link("gone-link.png", "chain-gone.png");
+  link("good-link.png", "chain-in.png");
+  link(path.join(outside, "back.png"), "out-and-back.png");
+  symlinkSync(path.join(root, "sub", "in.png"), path.join(outside, "back.png"));
+  // Links that stay inside.
+  link(path.join(root, "sub", "nothing.png"), "dangling-in.png");
+  link("sub/nothing.png", "dangling-relative.png");
+  link("sub", "sublink");
+  link("../root/sub/in.png", "up-and-in.png");
+  link("loop-b.png", "loop-a.png");
+  link("loop-a.png", "loop-b.png");
 
   it.each([
     ["sub/in.png", { ok: true }],
     ["good-link.png", { ok: true }],
-    ["escape/secret.png", { ok: false, reason: "outside the folder the server reads images from (--image-root)" }],
-    ["link.png", { ok: false, reason: "outside the folder the server reads images from (--image-root)" }],
-    ["rootfs/etc/hostname", { ok: false, reason: "outside the folder the server reads images from (--image-root)" }],
-    ["rootfs/etc/no-such-file", { ok: false, reason: "outside the folder the server reads images from (--image-root)" }],
-    ["escape/no-such-dir/x.png", { ok: false, reason: "outside the folder the server reads images from (--image-root)" }],
-    ["sub/missing.png", { ok: false, reason: "file not found" }],
+    ["escape/secret.png", OUTSIDE],
+    ["escape/gone.png", OUTSIDE],
+    ["escape/dir", OUTSIDE],
+    ["link.png", OUTSIDE],
+    ["rootfs/etc/hostname", OUTSIDE],
+    ["rootfs/etc/no-such-file", OUTSIDE],
+    ["escape/no-such-dir/x.png", OUTSIDE],
+    ["sub/missing.png", NOT_FOUND],
+    // a link out whose target is missing says "outside" too: the error never tells whether a file outside exists
+    ["gone-link.png", OUTSIDE],
+    ["gone-dir/x.png", OUTSIDE],
+    ["relative-out.png", OUTSIDE],
+    ["relative-gone.png", OUTSIDE],
+    // chains of links are followed link by link; one step out of the root is outside, even if a later link leads back
+    ["chain-out.png", OUTSIDE],
+    ["chain-gone.png", OUTSIDE],
+    ["chain-in.png", { ok: true }],
+    ["out-and-back.png", OUTSIDE],
+    // a dangling link whose target would be inside is a file not found
+    ["dangling-in.png", NOT_FOUND],
+    ["dangling-relative.png", NOT_FOUND],
+    // `..` in a reference is resolved on the reference (it cannot climb out: resolveImageReference refuses that);
+    // `..` in a link's target is resolved on the real folder the link is in
+    ["escape/../sub/in.png", { ok: true }],
+    ["up-and-in.png", { ok: true }],
+    // a linked folder inside the root
+    ["sublink/in.png", { ok: true }],
+    ["sublink/missing.png", NOT_FOUND],
+    ["sub/in.png/x.png", NOT_FOUND],
+    ["loop-a.png", { ok: false, reason: "too many symbolic links" }],
   ])("%s", async (relative, expected) => {
     const result = await fetcher().fetch({ kind: "file", path: path.join(root, relative), root });
     expect(result).toMatchObject(expected);
+  });
+
+  it("gives the same answer for a link out whether or not its target exists", async () => {
+    const target = path.join(outside, "appears.png");
+    link(target, "appears.png");
+    const read = () => fetcher().fetch({ kind: "file", path: path.join(root, "appears.png"), root });
+    const missing = await read();
+    writeFileSync(target, "now it exists");
+    expect(await read()).toEqual(missing);
+    expect(missing).toMatchObject(OUTSIDE);
+  });
+
+  it("reads through a root named by a link, and an absolute link target written through that name", async () => {
+    const named = path.join(base, "root-name");
+    symlinkSync(root, named);
+    link(path.join(named, "sub", "in.png"), "via-name.png");
+    const read = (relative: string) => fetcher().fetch({ kind: "file", path: path.join(named, relative), root: named });
+    expect(await read("sub/in.png")).toMatchObject({ ok: true });
+    expect(await read("via-name.png")).toMatchObject({ ok: true });
+    expect(await read("gone-link.png")).toMatchObject(OUTSIDE);
   });
 });

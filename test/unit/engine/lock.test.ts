@@ -6,6 +6,7 @@ import { acquireLock, lockHolder, tryLock } from "../../../src/engine/lock.js";
 import { currentOwner, processAlive, processStart } from "../../../src/engine/owner.js";
 import { ROOT } from "../../helpers/cli.js";
 import { tempDir } from "../../helpers/temp.js";
+import { waitFor, within } from "../../helpers/wait.js";
 
 const dir = tempDir("semsearch-lock-");
 
@@ -112,25 +113,31 @@ describe("file locks", () => {
   it("of many processes racing for one stale lock, exactly one gets it", async () => {
     const file = path.join(dir, "race.lock");
     writeFileSync(file, JSON.stringify({ pid: deadPid() }));
+    // Each process says it is ready, tries the lock when told to go, says whether it won, and the
+    // winner holds the lock until every process has answered (its input ends): no step waits a set time.
     const script = `
       const { tryLock } = await import(${JSON.stringify(path.join(ROOT, "dist/engine/lock.js"))});
-      const start = Number(process.argv[1]);
-      while (Date.now() < start) {}
+      const input = (await import("node:readline")).createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+      process.stdout.write("ready\\n");
+      await input.next();
       const release = tryLock(${JSON.stringify(file)});
-      process.stdout.write(release ? "won" : "lost");
-      await new Promise((resolve) => setTimeout(resolve, 3000));
+      process.stdout.write(release ? "won\\n" : "lost\\n");
+      await input.next();
       release?.();`;
-    const start = Date.now() + 1500;
-    const results = await Promise.all(
-      Array.from({ length: 8 }, () =>
-        new Promise<string>((resolve) => {
-          const child = spawn(process.execPath, ["--input-type=module", "-e", script, String(start)], { stdio: ["ignore", "pipe", "inherit"] });
-          let out = "";
-          child.stdout.on("data", (chunk) => (out += chunk));
-          child.on("close", () => resolve(out));
-        }),
-      ),
-    );
+    const children = Array.from({ length: 8 }, () => spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["pipe", "pipe", "inherit"] }));
+    const outputs = children.map((child) => {
+      let out = "";
+      child.stdout.on("data", (chunk) => (out += chunk));
+      return () => out;
+    });
+    const closed = Promise.all(children.map((child) => new Promise((resolve) => child.on("close", resolve))));
+    const said = (word: RegExp) => outputs.every((output) => word.test(output()));
+    await waitFor("every process to be ready", () => said(/^ready\n/));
+    for (const child of children) child.stdin.write("go\n");
+    await waitFor("every process to try the lock", () => said(/\n(won|lost)\n/));
+    for (const child of children) child.stdin.end();
+    await within("the processes to exit", closed);
+    const results = outputs.map((output) => output().split("\n")[1]);
     expect(results.filter((result) => result === "won")).toHaveLength(1);
     expect(results.filter((result) => result === "lost")).toHaveLength(7);
   });

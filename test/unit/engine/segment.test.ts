@@ -7,7 +7,6 @@ import {
   compileDelimiter,
   MAX_DELIMITER_LENGTH,
   MAX_DELIMITER_PROGRAM,
-  MAX_SEGMENT_CHARS,
   segmentText,
   type Segment,
   type SegmentDelimiter,
@@ -36,29 +35,35 @@ describe("segmentText", () => {
     expect(texts("  \n . \n\n")).toEqual(["."]);
     expect(texts("")).toEqual([]);
   });
-  it("cuts long segments at word boundaries within the maximum", () => {
-    const long = "word ".repeat(300).trim();
-    const segments = segmentText(long);
-    expect(segments.length).toBeGreaterThan(2);
-    for (const s of segments) expect(s.text.length).toBeLessThanOrEqual(MAX_SEGMENT_CHARS);
-    expect(segments.map((s) => s.text).join(" ")).toBe(long);
+  it("keeps a 2,000-character sentence whole: the spec sets no length to a segment (§2.4.4)", () => {
+    const sentence = `It ${"rained all day on the quiet harbour and ".repeat(50)}ended.`;
+    expect(sentence.length).toBeGreaterThan(2000);
+    const text = `Short one. ${sentence} Next one.\nLine`;
+    const start = text.indexOf("It rained");
+    expect(segmentText(text)).toEqual([
+      { start: 0, end: 10, text: "Short one." },
+      { start, end: start + sentence.length, text: sentence },
+      { start: start + sentence.length + 1, end: start + sentence.length + 10, text: "Next one." },
+      { start: start + sentence.length + 11, end: text.length, text: "Line" },
+    ]);
+  });
+  it("keeps a 1 MB text without a full stop or newline whole, one segment", () => {
+    const text = "word ".repeat(200_000) + "end";
+    expect(segmentText(text)).toEqual([{ start: 0, end: text.length, text }]);
   });
   it("offsets are UTF-16 indices: emoji and combining characters round-trip", () => {
     const text = "Café 😀 au lait. Nai\u0308ve 👩‍👩‍👧 family.\nEnd";
     for (const s of segmentText(text)) expect(text.slice(s.start, s.end)).toBe(s.text);
     expect(texts(text)).toEqual(["Café 😀 au lait.", "Nai\u0308ve 👩‍👩‍👧 family.", "End"]);
   });
-  it("never splits a surrogate pair when cutting", () => {
+  it("keeps a long run of astral characters whole", () => {
     const text = "😀".repeat(400);
-    for (const s of segmentText(text, undefined, 101)) {
-      expect(text.slice(s.start, s.end)).toBe(s.text);
-      expect(s.text.length % 2).toBe(0);
-    }
+    expect(segmentText(text)).toEqual([{ start: 0, end: 800, text }]);
   });
   it("property: every segment is the slice at its offsets, in order, non-overlapping, trimmed", () => {
     fc.assert(
       fc.property(fc.string({ unit: "grapheme", maxLength: 400 }), fc.boolean(), (text, custom) => {
-        const segments = segmentText(text, custom ? re2(";") : undefined, 60);
+        const segments = segmentText(text, custom ? re2(";") : undefined);
         let last = 0;
         for (const s of segments) {
           expect(text.slice(s.start, s.end)).toBe(s.text);
@@ -73,11 +78,11 @@ describe("segmentText", () => {
   });
 });
 
-/** A delimiter that never matches: segmentText then only trims and cuts. */
+/** A delimiter that never matches: segmentText then only trims. */
 const NEVER = "[^\\x00-\\x{10FFFF}]";
 
 /** The segmentation JavaScript's RegExp gave before delimiters were compiled by RE2: the oracle for patterns both read alike. */
-function jsSegments(text: string, pattern: string, max = MAX_SEGMENT_CHARS): Segment[] {
+function jsSegments(text: string, pattern: string): Segment[] {
   const bounds: [number, number][] = [];
   let start = 0;
   for (const match of text.matchAll(new RegExp(pattern, "gu"))) {
@@ -86,8 +91,8 @@ function jsSegments(text: string, pattern: string, max = MAX_SEGMENT_CHARS): Seg
     start = match.index + match[0].length;
   }
   bounds.push([start, text.length]);
-  // the same trimming and cutting as segmentText, applied to each span
-  return bounds.flatMap(([s, e]) => segmentText(text.slice(s, e), re2(NEVER), max).map((seg) => ({ start: seg.start + s, end: seg.end + s, text: seg.text })));
+  // the same trimming as segmentText, applied to each span
+  return bounds.flatMap(([s, e]) => segmentText(text.slice(s, e), re2(NEVER)).map((seg) => ({ start: seg.start + s, end: seg.end + s, text: seg.text })));
 }
 
 describe("segmentText with a custom delimiter (RE2)", () => {
@@ -119,10 +124,16 @@ describe("segmentText with a custom delimiter (RE2)", () => {
     const unit = fc.constantFrom("a", "b", "c", "x", "é", "e\u0301", "😀", "👩‍👩‍👧", "𝒳", ";", ".", "!", " ", "\n", "A", "Z");
     fc.assert(
       fc.property(fc.array(unit, { maxLength: 200 }).map((units) => units.join("")), fc.constantFrom(...patterns), (text, pattern) => {
-        expect(segmentText(text, re2(pattern), 40)).toEqual(jsSegments(text, pattern, 40));
+        expect(segmentText(text, re2(pattern))).toEqual(jsSegments(text, pattern));
       }),
       { numRuns: 500 },
     );
+  });
+
+  it("keeps a long paragraph between two matches whole, as the default rule keeps a long sentence", () => {
+    const paragraph = "One sentence. Another one.\n".repeat(100).trim();
+    const text = `Intro\n\n${paragraph}\n\nOutro`;
+    expect(texts(text, "\n\n")).toEqual(["Intro", paragraph, "Outro"]);
   });
 
   it("ignores empty matches of a stored delimiter", () => {
@@ -133,7 +144,6 @@ describe("segmentText with a custom delimiter (RE2)", () => {
     const text = ("a".repeat(38) + "!").repeat(2600).slice(0, 100_000);
     const segments = segmentText(text, re2("(a+)+b"));
     expect(segments.map((s) => s.text).join("")).toBe(text);
-    expect(segments.every((s) => s.text.length <= MAX_SEGMENT_CHARS)).toBe(true);
     expect(texts("aaaa!aaab then aab", "(a+)+b")).toEqual(["aaaa!", "then"]);
   });
 });

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadUniversalSentenceEncoder } from "../../../src/engine/embedding/use.js";
+import { waitFor } from "../../helpers/wait.js";
 
 const reference = JSON.parse(readFileSync(new URL("../../../fixtures/use-reference/vectors.json", import.meta.url), "utf8")) as { texts: string[]; vectors: number[][] };
 
@@ -84,8 +85,10 @@ describe("the bundled model on onnxruntime", () => {
     writeFileSync(liveFile, "half a model");
     const model = await loadUniversalSentenceEncoder();
     await model.dispose();
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the sweep does not hold up the load
-    expect(existsSync(deadFile)).toBe(false);
+    // The sweep runs beside the load (it does not hold it up): wait for it to remove the dead writer's file.
+    // It decides every file of the folder in one pass, so by then the live writer's has been spared (or,
+    // were that a bug, its removal was started with the dead one's).
+    await waitFor("the sweep to remove a dead writer's file", () => !existsSync(deadFile));
     expect(existsSync(liveFile)).toBe(true);
     rmSync(liveFile);
   });
