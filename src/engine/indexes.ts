@@ -6,10 +6,11 @@ import { DEFAULT_IMAGE_MODEL, DEFAULT_MODEL } from "./embedding/registry.js";
 import type { DownloadProgress } from "./embedding/hub.js";
 import { ConflictError, NotFoundError, ValidationError } from "./errors.js";
 import { failpoint } from "./failpoint.js";
-import { dropOrphanTables } from "./journals.js";
+import { finishIndexWork } from "./journals.js";
 import { newIndexId } from "./ids.js";
 import { startWorker } from "./indexing/spawn.js";
-import { imageTableName, indexTableName, partTables, segmentTableName } from "./project.js";
+import { currentOwner } from "./owner.js";
+import { imageTableName, indexTables, indexTableName, partTables, segmentTableName } from "./project.js";
 import { indexStatusCounts } from "./status.js";
 import type { IndexInfo, IndexRecord, IndexStatusCounts, JsonObject } from "./types.js";
 
@@ -60,11 +61,20 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date, 
         hint: "Index names are unique: choose another, or delete the other index first.",
       });
     }
-    await dropOrphanTables(ctx.project, store);
-    await store.createIndexTable(indexTableName(record.id), record.dimension);
-    for (const table of partTables(record)) await store.createSegmentTable(table, record.dimension, table !== imageTableName(record.id));
-    failpoint("index-create:tables");
-    ctx.project.saveIndexes([...ctx.project.indexes(), record]);
+    // The journal names the tables before they exist: a create that does not finish is undone from it.
+    ctx.project.beginIndexWork({ ...currentOwner(), op: "create", id: record.id, tables: indexTables(record) });
+    try {
+      await store.createIndexTable(indexTableName(record.id), record.dimension);
+      for (const table of partTables(record)) await store.createSegmentTable(table, record.dimension, table !== imageTableName(record.id));
+      failpoint("index-create:tables");
+      ctx.project.saveIndexes([...ctx.project.indexes(), record]);
+      failpoint("index-create:catalog");
+      ctx.project.endIndexWork();
+    } catch (error) {
+      // (if undoing fails too, the journal stays, and the next writer undoes it)
+      await finishIndexWork(ctx.project, store).catch(() => {});
+      throw error;
+    }
   });
   startWorker(ctx);
   const missing = await missingFieldsWarning(ctx, configuration);
@@ -116,11 +126,11 @@ export async function deleteIndex(ctx: EngineContext, idOrName: string): Promise
   const { id } = findIndex(ctx, idOrName);
   const store = await ctx.store();
   await ctx.locked(async () => {
-    ctx.project.saveIndexes(ctx.project.indexes().filter((index) => index.id !== id));
-    failpoint("index-delete:catalog");
-    for (const table of [indexTableName(id), segmentTableName(id), imageTableName(id)]) await store.dropTable(table);
-    ctx.project.removeProgress(id);
-    await dropOrphanTables(ctx.project, store);
+    if (!ctx.project.indexes().some((index) => index.id === id)) findIndex(ctx, id); // deleted meanwhile: not found
+    // The journal names the tables to drop before the catalog forgets the index; the next writer completes a delete that stops half-way.
+    ctx.project.beginIndexWork({ ...currentOwner(), op: "delete", id, tables: [indexTableName(id), segmentTableName(id), imageTableName(id)] });
+    failpoint("index-delete:journal");
+    await finishIndexWork(ctx.project, store);
   });
   return id;
 }

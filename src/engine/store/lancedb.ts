@@ -613,7 +613,9 @@ export class LanceStore {
     return out;
   }
 
+  /** Drops a table of an index (never the object table). Callers drop only tables a journal names (journals.ts). */
   async dropTable(name: string): Promise<void> {
+    if (name === OBJECTS_TABLE) throw new InternalError("NOT_AN_INDEX_TABLE", "Refusing to drop the object table: only tables of an index are dropped");
     this.tables.delete(name);
     this.vectorCache?.forget(name);
     this.vectorSizes.delete(name);
