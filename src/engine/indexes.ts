@@ -55,6 +55,8 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date, 
     created_at: now.toISOString(),
   };
   const store = await ctx.store();
+  // Read first: a store that cannot be read (a damaged object table) fails the create before it writes.
+  const missing = await missingFieldsWarning(ctx, configuration);
   await ctx.locked(async () => {
     if (name !== undefined && ctx.project.indexes().some((index) => index.name === name)) {
       throw new ConflictError("INDEX_NAME_TAKEN", `An index named "${name}" exists already`, {
@@ -77,7 +79,6 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date, 
     }
   });
   startWorker(ctx);
-  const missing = await missingFieldsWarning(ctx, configuration);
   if (missing) ctx.warn({ code: "FIELD_NOT_FOUND", message: missing });
   return { id: record.id };
 }

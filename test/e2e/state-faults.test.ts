@@ -1,12 +1,13 @@
 /**
  * Damaged project state beside existing data, through the built CLI: each of the project's small
- * state files deleted, emptied, cut short, filled with garbage or made a directory, on a project of
- * 10 objects and an index. A file that nothing can rebuild (the catalog, a journal) is refused with
- * exit 6 naming it, and nothing is written; derived files (progress, seq) are rebuilt. Every object
- * and the index's tables survive: they are counted after the damage is undone. And no table is
- * dropped unless a journal names it.
+ * state files deleted, emptied, cut short, filled with garbage or made a directory, and each kind of
+ * LanceDB table damaged (its versions folder removed, a data file removed, its manifest cut short,
+ * the whole table removed), on a project of 10 objects and an index. A file that nothing can rebuild
+ * (the catalog, a journal) and a damaged table are refused with exit 6 naming them, and nothing is
+ * written; derived files (progress, seq) are rebuilt. Every object and the index's tables survive:
+ * they are counted after the damage is undone. And no table is dropped unless a journal names it.
  */
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cliJson, runCli, tempProject, type CliResult } from "../helpers/cli.js";
@@ -276,5 +277,77 @@ describe("the other state files damaged beside existing data", () => {
     await cliJson(project, ["index", "status", base.index, "--wait"]);
     await workerGone(project);
     await survived(project);
+  });
+});
+
+describe("a damaged LanceDB table", () => {
+  const versions = (table: string) => (project: string) => rmSync(path.join(project, "data", `${table}.lance`, "_versions"), { recursive: true });
+  const dataFile = (table: string) => (project: string) => {
+    const folder = path.join(project, "data", `${table}.lance`, "data");
+    rmSync(path.join(folder, readdirSync(folder)[0] as string));
+  };
+  const manifest = (table: string) => (project: string) => {
+    const folder = path.join(project, "data", `${table}.lance`, "_versions");
+    // (manifest names count down: the latest version's sorts first)
+    const latest = path.join(folder, readdirSync(folder).filter((name) => name.endsWith(".manifest")).sort()[0] as string);
+    truncateSync(latest, Math.floor(statSync(latest).size / 2));
+  };
+  const whole = (table: string) => (project: string) => rmSync(path.join(project, "data", `${table}.lance`), { recursive: true });
+  const indexFiles = (table: string) => (project: string) => {
+    const folder = path.join(project, "data", `${table}.lance`, "_indices");
+    for (const name of readdirSync(folder)) rmSync(path.join(folder, name), { recursive: true });
+  };
+
+  it.each([
+    ["its versions folder removed", versions],
+    ["a data file removed", dataFile],
+    ["its latest manifest cut short", manifest],
+    ["removed whole", whole],
+  ] as const)("the object table, %s: exit 6 naming the table and the project, never rewritten; all is there once it is restored", async (_what, harm) => {
+    const project = copy();
+    harm("objects")(project);
+    const before = tree(project);
+    for (const command of COMMANDS(base.index).filter((command) => command.args[1] !== "delete" || command.args[0] === "objects")) {
+      const result = await run(project, command);
+      refused(result, path.join(project, "data", "objects.lance"), "CORRUPT_TABLE");
+      expect(JSON.parse(result.stderr).errors[0].message).toContain(`The project ${project} is damaged`);
+    }
+    expect(tree(project)).toEqual(before);
+    rmSync(path.join(project, "data", "objects.lance"), { recursive: true, force: true });
+    cpSync(path.join(base.dir, "data", "objects.lance"), path.join(project, "data", "objects.lance"), { recursive: true });
+    await survived(project);
+  });
+
+  it.each([
+    ["index", "its versions folder removed", versions],
+    ["index", "a data file removed", dataFile],
+    ["index", "its latest manifest cut short", manifest],
+    ["index", "removed whole", whole],
+    ["index", "its index files removed", indexFiles],
+    ["segments", "its versions folder removed", versions],
+  ] as const)("the %s table, %s: search exits 6 naming it, nothing is dropped or rewritten; all is there once it is restored", async (kind, _what, harm) => {
+    const project = copy();
+    const table = `${kind}_${base.index}`;
+    harm(table)(project);
+    const before = tree(project);
+    const searched = await run(project, { args: ["search", base.index, "meadow", ...(kind === "segments" ? ["--result-fields", "highlights"] : [])] });
+    refused(searched, path.join(project, "data", `${table}.lance`), "CORRUPT_TABLE");
+    expect(JSON.parse(searched.stderr).errors[0].hint).toContain(`semsearch index delete ${base.index}`);
+    expect((await cliJson(project, ["objects", "list"])).objects).toHaveLength(COUNT);
+    expect(tree(project)).toEqual(before);
+    rmSync(path.join(project, "data", `${table}.lance`), { recursive: true, force: true });
+    cpSync(path.join(base.dir, "data", `${table}.lance`), path.join(project, "data", `${table}.lance`), { recursive: true });
+    await survived(project);
+  });
+
+  it("the way out the hint gives for a damaged index table: deleting the index drops it, and the objects stay", async () => {
+    const project = copy();
+    versions(`index_${base.index}`)(project);
+    await cliJson(project, ["index", "delete", base.index]);
+    expect(existsSync(path.join(project, "data", `index_${base.index}.lance`))).toBe(false);
+    const { id } = await cliJson(project, ["index", "create", "--searchable", "title,body", "--highlights"]);
+    await cliJson(project, ["index", "status", id, "--wait"]);
+    await workerGone(project);
+    await survived(project, id);
   });
 });
