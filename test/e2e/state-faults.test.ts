@@ -340,6 +340,17 @@ describe("a damaged LanceDB table", () => {
     await survived(project);
   });
 
+  it("the whole database (data/) removed: exit 6 naming the catalog's tables rather than an empty project; all is there once it is restored", async () => {
+    const project = copy();
+    rmSync(path.join(project, "data"), { recursive: true });
+    for (const command of [{ args: ["objects", "list"] }, { args: ["objects", "add", "-"], input: objects("new", 1) }, { args: ["search", base.index, "meadow"] }]) {
+      refused(await run(project, command), path.join(project, "data", `index_${base.index}.lance`), "CORRUPT_TABLE");
+    }
+    rmSync(path.join(project, "data"), { recursive: true });
+    cpSync(path.join(base.dir, "data"), path.join(project, "data"), { recursive: true });
+    await survived(project);
+  });
+
   it("the way out the hint gives for a damaged index table: deleting the index drops it, and the objects stay", async () => {
     const project = copy();
     versions(`index_${base.index}`)(project);

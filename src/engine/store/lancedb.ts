@@ -465,9 +465,12 @@ export class LanceStore {
   /**
    * The object table, once created, is never dropped, and index rows are made only from it: missing
    * while an index table holds rows, it was lost (CORRUPT_TABLE), and the project must not be read as
-   * empty, nor a new object table created in its place.
+   * empty, nor a new object table created in its place. So is a database missing tables the catalog
+   * lists (a data/ folder removed or replaced): an index's tables are created with it.
    */
   private async checkObjectsNotLost(names: readonly string[]): Promise<void> {
+    const lost = [...(this.latest ?? this).expectedTables()].filter((name) => !names.includes(name));
+    if (lost.length > 0) throw damagedTablesError(this.dir, lost.map((name) => ({ name, expectedBecause: "catalog.json lists it" })));
     for (const name of names.filter((candidate) => /^index_idx_[a-z0-9]+$/.test(candidate))) {
       const rows = await this.countRows(name);
       if (rows > 0) throw damagedTablesError(this.dir, [{ name: OBJECTS_TABLE, expectedBecause: `${name} holds rows of ${rows} objects` }]);
