@@ -120,16 +120,29 @@ export async function describeIndex(ctx: EngineContext, index: IndexRecord): Pro
 
 export async function listIndexes(ctx: EngineContext): Promise<IndexInfo[]> {
   if (!ctx.project.exists()) return [];
+  await ctx.store(); // (opening it finishes interrupted work first, such as an index delete, before the catalog is read)
   return Promise.all(ctx.project.indexes().map((index) => describeIndex(ctx, index)));
 }
 
 export async function deleteIndex(ctx: EngineContext, idOrName: string): Promise<string> {
   const { id } = findIndex(ctx, idOrName);
+  const journal = { ...currentOwner(), op: "delete" as const, id, tables: [indexTableName(id), segmentTableName(id), imageTableName(id)] };
+  // The journal names the tables to drop before the catalog forgets the index, and is written before
+  // the store is opened: opening finishes other interrupted work, index work first, so this delete
+  // goes through even when another (a delete of objects, which reaches every index) cannot finish
+  // because this index's tables are damaged. Another index journal pending is finished first.
+  const started = await ctx.project.locked(async () => {
+    if (ctx.project.unfinishedIndexWork() !== null) return false;
+    findIndex(ctx, id); // (deleted meanwhile: not found)
+    ctx.project.beginIndexWork(journal);
+    failpoint("index-delete:journal");
+    return true;
+  });
   const store = await ctx.store();
   await ctx.locked(async () => {
-    if (!ctx.project.indexes().some((index) => index.id === id)) findIndex(ctx, id); // deleted meanwhile: not found
-    // The journal names the tables to drop before the catalog forgets the index; the next writer completes a delete that stops half-way.
-    ctx.project.beginIndexWork({ ...currentOwner(), op: "delete", id, tables: [indexTableName(id), segmentTableName(id), imageTableName(id)] });
+    if (started) return; // finished by the recovery every writer runs first (journals.ts)
+    findIndex(ctx, id);
+    ctx.project.beginIndexWork(journal);
     failpoint("index-delete:journal");
     await finishIndexWork(ctx.project, store);
   });

@@ -23,8 +23,14 @@ export function interruptedWorkPending(project: Project): boolean {
   return [add, del, index].some((journal) => journal !== null && !Project.journalOwnerAlive(journal));
 }
 
-/** Rolls back an interrupted add and completes an interrupted delete. Call with the write lock held. */
+/**
+ * Finishes an interrupted index create or delete, rolls back an interrupted add and completes an
+ * interrupted delete. Call with the write lock held. Index work goes first: it touches no object, and
+ * an index deleted here is no longer among those a delete of objects must reach (whose tables may be
+ * what keeps that delete from finishing).
+ */
 export async function recoverInterrupted(project: Project, store: LanceStore): Promise<void> {
+  await finishIndexWork(project, store);
   await rollBackAdd(project, store);
   const del = project.unfinishedDelete();
   if (del) {
@@ -33,7 +39,6 @@ export async function recoverInterrupted(project: Project, store: LanceStore): P
     await deleteEverywhere(project, store, del.ids ?? (await rowsWithoutObjects(project, store)));
     project.endDelete();
   }
-  await finishIndexWork(project, store);
   project.removeAbandonedSpools();
 }
 

@@ -189,6 +189,7 @@ describe("no table is dropped unless a journal names it", () => {
     expect((await cliJson(project, ["search", late.id, "meadow", "--limit", "20"])).results).toHaveLength(COUNT);
     for (const point of ["index-delete:journal", "index-delete:catalog", "index-delete:tables"]) {
       const { id } = await cliJson(project, ["index", "create", "--searchable", "title"]);
+      await workerGone(project); // (a writer that runs between the delete's two locked steps would finish it for it)
       expect((await crash(point, ["index", "delete", id])).signal, point).toBe("SIGKILL");
       const after = await cliJson(project, ["index", "list"]);
       expect(after.indexes.map((index: { id: string }) => index.id), point).not.toContain(id);
@@ -338,6 +339,18 @@ describe("a damaged LanceDB table", () => {
     rmSync(path.join(project, "data", `${table}.lance`), { recursive: true, force: true });
     cpSync(path.join(base.dir, "data", `${table}.lance`), path.join(project, "data", `${table}.lance`), { recursive: true });
     await survived(project);
+  });
+
+  it("a delete of objects killed half-way, then an index table damaged: exit 6 until the index is deleted as the hint says, which finishes the delete", async () => {
+    const project = copy();
+    const killed = await runCli(["--project", project, "objects", "delete", "a3"], { env: { SEMSEARCH_FAILPOINT: "delete:objects" } });
+    expect(killed.signal).toBe("SIGKILL");
+    versions(`index_${base.index}`)(project);
+    refused(await run(project, { args: ["objects", "list"] }), `index_${base.index}`, "CORRUPT_TABLE");
+    await cliJson(project, ["index", "delete", base.index]);
+    expect(existsSync(path.join(project, "delete.journal"))).toBe(false);
+    const ids = (await cliJson(project, ["objects", "list"])).objects.map((object: { id: string }) => object.id);
+    expect(ids.sort()).toEqual(Array.from({ length: COUNT }, (_, i) => `a${i}`).filter((id) => id !== "a3").sort());
   });
 
   it("the whole database (data/) removed: exit 6 naming the catalog's tables rather than an empty project; all is there once it is restored", async () => {

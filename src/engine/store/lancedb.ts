@@ -469,8 +469,15 @@ export class LanceStore {
    * lists (a data/ folder removed or replaced): an index's tables are created with it.
    */
   private async checkObjectsNotLost(names: readonly string[]): Promise<void> {
-    const lost = [...(this.latest ?? this).expectedTables()].filter((name) => !names.includes(name));
-    if (lost.length > 0) throw damagedTablesError(this.dir, lost.map((name) => ({ name, expectedBecause: "catalog.json lists it" })));
+    const root = this.latest ?? this;
+    // (the catalog is read before the tables are listed again, and once more after: see damage)
+    const before = new Set(root.expectedTables());
+    if ([...before].some((name) => !names.includes(name))) {
+      const listed = await this.tableNames();
+      const still = new Set(root.expectedTables());
+      const lost = [...before].filter((name) => still.has(name) && !listed.includes(name));
+      if (lost.length > 0) throw damagedTablesError(this.dir, lost.map((name) => ({ name, expectedBecause: "catalog.json lists it" })));
+    }
     for (const name of names.filter((candidate) => /^index_idx_[a-z0-9]+$/.test(candidate))) {
       const rows = await this.countRows(name);
       if (rows > 0) throw damagedTablesError(this.dir, [{ name: OBJECTS_TABLE, expectedBecause: `${name} holds rows of ${rows} objects` }]);

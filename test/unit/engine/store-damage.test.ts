@@ -13,12 +13,14 @@ import { tempDir } from "../../helpers/temp.js";
 const row = (id: string, seq: number): ObjectRow => ({ id, body: JSON.stringify({ id }), seq, created_at: "t", updated_at: "t" });
 const vector = (x: number) => Float32Array.from([x, 1, 0, 0]);
 
-/** A store with 3 objects and an index table of their rows; `expected` plays the catalog. */
-async function filled(expected: string[] = ["index_idx_a"]) {
+/** A store with 3 objects and an index table of their rows, which the catalog (`expectedTables`) lists once it is created. */
+async function filled() {
   const dir = path.join(tempDir("semsearch-damage-"), "data");
+  const expected: string[] = [];
   const store = await LanceStore.open(dir, { expectedTables: () => expected });
   await store.upsertObjects([row("a", 1), row("b", 2), row("c", 3)]);
   await store.createIndexTable("index_idx_a", 4);
+  expected.push("index_idx_a");
   await store.upsertIndexRows("index_idx_a", ["a", "b", "c"].map((id, i) => ({ id, seq: i + 1, text: `text ${id}`, vector: vector(i) })));
   return { dir, store };
 }
