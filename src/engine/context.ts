@@ -4,7 +4,7 @@ import type { EmbeddingPool } from "./embedding/pool.js";
 import type { ModelSpec } from "./embedding/model-spec.js";
 import { InternalError, type Warning } from "./errors.js";
 import { interruptedWorkPending, recoverInterrupted } from "./journals.js";
-import { Project } from "./project.js";
+import { indexTables, Project } from "./project.js";
 import { LanceStore } from "./store/lancedb.js";
 import { defaultBudget } from "./store/vector-cache.js";
 
@@ -103,7 +103,9 @@ export class EngineContext {
   async store(): Promise<LanceStore> {
     this.storePromise ??= (async () => {
       this.project.init();
-      return LanceStore.open(this.project.dataDir, this.oneShot ? {} : { vectorCacheBytes: vectorCacheBytes() });
+      // (the catalog's tables: one missing is damage, see StoreOptions.expectedTables)
+      const expectedTables = () => this.project.indexes().flatMap(indexTables);
+      return LanceStore.open(this.project.dataDir, this.oneShot ? { expectedTables } : { vectorCacheBytes: vectorCacheBytes(), expectedTables });
     })();
     const store = await this.storePromise;
     if (interruptedWorkPending(this.project)) await this.project.locked(() => recoverInterrupted(this.project, store));

@@ -6,10 +6,11 @@ import { DEFAULT_IMAGE_MODEL, DEFAULT_MODEL } from "./embedding/registry.js";
 import type { DownloadProgress } from "./embedding/hub.js";
 import { ConflictError, NotFoundError, ValidationError } from "./errors.js";
 import { failpoint } from "./failpoint.js";
-import { dropOrphanTables } from "./journals.js";
+import { finishIndexWork } from "./journals.js";
 import { newIndexId } from "./ids.js";
 import { startWorker } from "./indexing/spawn.js";
-import { imageTableName, indexTableName, partTables, segmentTableName } from "./project.js";
+import { currentOwner } from "./owner.js";
+import { imageTableName, indexTables, indexTableName, partTables, segmentTableName } from "./project.js";
 import { indexStatusCounts } from "./status.js";
 import type { IndexInfo, IndexRecord, IndexStatusCounts, JsonObject } from "./types.js";
 
@@ -54,20 +55,30 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date, 
     created_at: now.toISOString(),
   };
   const store = await ctx.store();
+  // Read first: a store that cannot be read (a damaged object table) fails the create before it writes.
+  const missing = await missingFieldsWarning(ctx, configuration);
   await ctx.locked(async () => {
     if (name !== undefined && ctx.project.indexes().some((index) => index.name === name)) {
       throw new ConflictError("INDEX_NAME_TAKEN", `An index named "${name}" exists already`, {
         hint: "Index names are unique: choose another, or delete the other index first.",
       });
     }
-    await dropOrphanTables(ctx.project, store);
-    await store.createIndexTable(indexTableName(record.id), record.dimension);
-    for (const table of partTables(record)) await store.createSegmentTable(table, record.dimension, table !== imageTableName(record.id));
-    failpoint("index-create:tables");
-    ctx.project.saveIndexes([...ctx.project.indexes(), record]);
+    // The journal names the tables before they exist: a create that does not finish is undone from it.
+    ctx.project.beginIndexWork({ ...currentOwner(), op: "create", id: record.id, tables: indexTables(record) });
+    try {
+      await store.createIndexTable(indexTableName(record.id), record.dimension);
+      for (const table of partTables(record)) await store.createSegmentTable(table, record.dimension, table !== imageTableName(record.id));
+      failpoint("index-create:tables");
+      ctx.project.saveIndexes([...ctx.project.indexes(), record]);
+      failpoint("index-create:catalog");
+      ctx.project.endIndexWork();
+    } catch (error) {
+      // (if undoing fails too, the journal stays, and the next writer undoes it)
+      await finishIndexWork(ctx.project, store).catch(() => {});
+      throw error;
+    }
   });
   startWorker(ctx);
-  const missing = await missingFieldsWarning(ctx, configuration);
   if (missing) ctx.warn({ code: "FIELD_NOT_FOUND", message: missing });
   return { id: record.id };
 }
@@ -109,18 +120,31 @@ export async function describeIndex(ctx: EngineContext, index: IndexRecord): Pro
 
 export async function listIndexes(ctx: EngineContext): Promise<IndexInfo[]> {
   if (!ctx.project.exists()) return [];
+  await ctx.store(); // (opening it finishes interrupted work first, such as an index delete, before the catalog is read)
   return Promise.all(ctx.project.indexes().map((index) => describeIndex(ctx, index)));
 }
 
 export async function deleteIndex(ctx: EngineContext, idOrName: string): Promise<string> {
   const { id } = findIndex(ctx, idOrName);
+  const journal = { ...currentOwner(), op: "delete" as const, id, tables: [indexTableName(id), segmentTableName(id), imageTableName(id)] };
+  // The journal names the tables to drop before the catalog forgets the index, and is written before
+  // the store is opened: opening finishes other interrupted work, index work first, so this delete
+  // goes through even when another (a delete of objects, which reaches every index) cannot finish
+  // because this index's tables are damaged. Another index journal pending is finished first.
+  const started = await ctx.project.locked(async () => {
+    if (ctx.project.unfinishedIndexWork() !== null) return false;
+    findIndex(ctx, id); // (deleted meanwhile: not found)
+    ctx.project.beginIndexWork(journal);
+    failpoint("index-delete:journal");
+    return true;
+  });
   const store = await ctx.store();
   await ctx.locked(async () => {
-    ctx.project.saveIndexes(ctx.project.indexes().filter((index) => index.id !== id));
-    failpoint("index-delete:catalog");
-    for (const table of [indexTableName(id), segmentTableName(id), imageTableName(id)]) await store.dropTable(table);
-    ctx.project.removeProgress(id);
-    await dropOrphanTables(ctx.project, store);
+    if (started) return; // finished by the recovery every writer runs first (journals.ts)
+    findIndex(ctx, id);
+    ctx.project.beginIndexWork(journal);
+    failpoint("index-delete:journal");
+    await finishIndexWork(ctx.project, store);
   });
   return id;
 }

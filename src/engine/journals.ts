@@ -3,22 +3,34 @@
  * half-done state behind:
  * - an add records the object table's version before it; an interrupted add is rolled back to it;
  * - a delete records its ids; an interrupted delete is completed (from the object table, every index
- *   table and every segments table).
+ *   table and every segments table);
+ * - an index create or delete records the index and its tables; an interrupted create is undone
+ *   (its tables dropped, unless the catalog lists the index: then it had finished), an interrupted
+ *   delete is completed.
  * The next process that opens the project finishes the job before it reads or writes anything.
+ * These journals are the only reason a table is ever dropped: a table that no journal names is kept,
+ * whatever the catalog says (a catalog lost or restored from an old backup must not cost an index).
  */
 import { failpoint } from "./failpoint.js";
-import { imageTableName, indexTableName, partTables, Project, segmentTableName } from "./project.js";
+import { indexTableName, partTables, Project } from "./project.js";
 import type { LanceStore } from "./store/lancedb.js";
 
 /** Whether a journal is left by a process that died (so its work must be undone or completed). */
 export function interruptedWorkPending(project: Project): boolean {
   const add = project.unfinishedAdd();
   const del = project.unfinishedDelete();
-  return (add !== null && !Project.journalOwnerAlive(add)) || (del !== null && !Project.journalOwnerAlive(del));
+  const index = project.unfinishedIndexWork();
+  return [add, del, index].some((journal) => journal !== null && !Project.journalOwnerAlive(journal));
 }
 
-/** Rolls back an interrupted add and completes an interrupted delete. Call with the write lock held. */
+/**
+ * Finishes an interrupted index create or delete, rolls back an interrupted add and completes an
+ * interrupted delete. Call with the write lock held. Index work goes first: it touches no object, and
+ * an index deleted here is no longer among those a delete of objects must reach (whose tables may be
+ * what keeps that delete from finishing).
+ */
 export async function recoverInterrupted(project: Project, store: LanceStore): Promise<void> {
+  await finishIndexWork(project, store);
   await rollBackAdd(project, store);
   const del = project.unfinishedDelete();
   if (del) {
@@ -43,14 +55,24 @@ export async function rollBackAdd(project: Project, store: LanceStore): Promise<
 }
 
 /**
- * Drops index and segment tables that no index in the catalog owns: left by an `index create` or
- * `index delete` killed between writing its tables and the catalog. Call with the write lock held.
+ * Finishes an index create or delete that did not (write lock held): a create the catalog does not
+ * list is undone, dropping the tables its journal names; a delete is completed (the index leaves the
+ * catalog, the tables its journal names are dropped, its progress removed). A journal that cannot be
+ * read drops nothing: EnvironmentError, for a person to decide.
  */
-export async function dropOrphanTables(project: Project, store: LanceStore): Promise<string[]> {
-  const owned = new Set(project.indexes().flatMap((index) => [indexTableName(index.id), segmentTableName(index.id), imageTableName(index.id)]));
-  const orphans = (await store.tableNames()).filter((name) => /^(index|segments|images)_idx_/.test(name) && !owned.has(name));
-  for (const name of orphans) await store.dropTable(name);
-  return orphans;
+export async function finishIndexWork(project: Project, store: LanceStore): Promise<void> {
+  const work = project.unfinishedIndexWork();
+  if (work === null) return;
+  if ("damaged" in work) throw project.damagedIndexJournal(work.damaged);
+  const listed = project.indexes().some((index) => index.id === work.id);
+  if (work.op === "delete" && listed) project.saveIndexes(project.indexes().filter((index) => index.id !== work.id));
+  if (work.op === "delete") failpoint("index-delete:catalog");
+  if (work.op === "delete" || !listed) {
+    for (const table of work.tables) await store.dropTable(table);
+    if (work.op === "delete") failpoint("index-delete:tables");
+    project.removeProgress(work.id);
+  }
+  project.endIndexWork();
 }
 
 /** Ids that have rows in some index or segments table but are not stored (left by a delete that did not finish). */

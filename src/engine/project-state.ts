@@ -59,10 +59,27 @@ export interface DeleteJournal extends Owner {
   ids: string[];
 }
 
+/**
+ * The journal of an index create or delete in progress: the index and the tables it creates or
+ * drops. Tables are dropped only when such a journal names them (see journals.ts): an interrupted
+ * create's tables when the catalog does not list the index, an interrupted delete's always.
+ */
+export interface IndexJournal extends Owner {
+  op: "create" | "delete";
+  id: string;
+  tables: string[];
+}
+
 export const Seq = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
 const OwnerEntries = { pid: v.pipe(v.number(), v.safeInteger(), v.minValue(1)), start: v.optional(v.string()) };
 export const AddJournalSchema = v.object({ ...OwnerEntries, objectsVersion: Seq });
 export const DeleteJournalSchema = v.object({ ...OwnerEntries, ids: v.array(v.pipe(v.string(), v.minLength(1), v.check((id) => !id.includes("\u0000"), "an id cannot hold NUL"))) });
+const IndexId = v.pipe(v.string(), v.regex(/^idx_[a-z0-9]+$/));
+export const IndexJournalSchema = v.pipe(
+  v.object({ ...OwnerEntries, op: v.picklist(["create", "delete"]), id: IndexId, tables: v.array(v.string()) }),
+  // a journal may name the tables of its own index only (never the object table)
+  v.check(({ id, tables }) => tables.every((table) => table === `index_${id}` || table === `segments_${id}` || table === `images_${id}`), "tables: a table that is not one of the index's"),
+);
 export const ProgressSchema = v.object({
   indexedSeq: Seq,
   optimizedSeq: Seq,
@@ -71,7 +88,7 @@ export const ProgressSchema = v.object({
   blocked: v.optional(v.object({ name: v.optional(v.string()), code: v.string(), message: v.string(), hint: v.optional(v.string()), at: v.string() })),
 });
 const IndexRecordSchema = v.object({
-  id: v.pipe(v.string(), v.regex(/^idx_[a-z0-9]+$/)),
+  id: IndexId,
   name: v.optional(v.string()),
   configuration: v.unknown(),
   model: v.string(),

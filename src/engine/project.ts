@@ -9,6 +9,7 @@
  *   <project>/data/               the LanceDB database
  *   <project>/add.journal         while an add writes: the object table's version before it
  *   <project>/delete.journal      while a delete runs: the ids it removes
+ *   <project>/index.journal       while an index create or delete runs: the index and its tables
  *   <project>/tmp/                spooled standard input of an add
  *   <project>/worker.json         what the worker is doing (while it runs)
  *   <project>/write.lock, worker.lock, worker.log
@@ -24,11 +25,13 @@ import {
   CatalogSchema,
   DeleteJournalSchema,
   emptyProgress,
+  IndexJournalSchema,
   ProgressSchema,
   Seq,
   WorkerStateSchema,
   type AddJournal,
   type DeleteJournal,
+  type IndexJournal,
   type IndexProgress,
   type WorkerState,
 } from "./project-state.js";
@@ -37,22 +40,27 @@ import { damaged, readState, removeState, writeState } from "./state-files.js";
 import type { IndexRecord } from "./types.js";
 
 export { emptyProgress } from "./project-state.js";
-export type { AddJournal, DeleteJournal, IndexProgress, WorkerState } from "./project-state.js";
+export type { AddJournal, DeleteJournal, IndexJournal, IndexProgress, WorkerState } from "./project-state.js";
 
 /** Default project directory, relative to the working directory. */
 export const DEFAULT_PROJECT_DIR = ".semsearch";
 
 /**
  * The project a command run in `start` uses when none is named: the nearest `.semsearch` holding a
- * catalog in `start` or a directory above it (as git finds its repository), else null.
+ * catalog or a database (`data/`) in `start` or a directory above it (as git finds its repository),
+ * else null. A project whose catalog was lost is found too, so that it is reported as damaged
+ * rather than a new project started beside it.
  */
 export function findProjectDir(start: string): string | null {
   for (let dir = path.resolve(start); ; dir = path.dirname(dir)) {
     const candidate = path.join(dir, DEFAULT_PROJECT_DIR);
-    try {
-      if (statSync(path.join(candidate, "catalog.json")).isFile()) return candidate;
-    } catch {
-      // not here
+    for (const marker of ["catalog.json", "data"]) {
+      try {
+        statSync(path.join(candidate, marker));
+        return candidate;
+      } catch {
+        // not here
+      }
     }
     if (path.dirname(dir) === dir) return null;
   }
@@ -68,6 +76,7 @@ export class Project {
   private readonly seqFile: string;
   private readonly addJournal: string;
   private readonly deleteJournal: string;
+  private readonly indexJournal: string;
   private readonly workerStateFile: string;
   private readonly tmpDir: string;
 
@@ -81,6 +90,7 @@ export class Project {
     this.seqFile = path.join(dir, "seq");
     this.addJournal = path.join(dir, "add.journal");
     this.deleteJournal = path.join(dir, "delete.journal");
+    this.indexJournal = path.join(dir, "index.journal");
     this.workerStateFile = path.join(dir, "worker.json");
     this.tmpDir = path.join(dir, "tmp");
   }
@@ -98,6 +108,7 @@ export class Project {
 
   /** A fresh file name under the project's tmp/ for spooling input, tagged with this process (the caller removes it). */
   spoolFile(): string {
+    this.exists(); // a damaged project is refused before anything is written into it
     this.mkdir(this.tmpDir);
     return path.join(this.tmpDir, `input-${ownerTag()}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
   }
@@ -173,12 +184,40 @@ export class Project {
     return read.missing ? null : { pid: 0, ids: null };
   }
 
+  /** Records (write lock held) that an index is being created or deleted, naming the tables it creates or drops. */
+  beginIndexWork(journal: IndexJournal): void {
+    writeState(this.indexJournal, journal);
+  }
+
+  endIndexWork(): void {
+    removeState(this.indexJournal);
+  }
+
+  /** The journal of an index create or delete that has not finished; `{ damaged }` when it cannot be read. */
+  unfinishedIndexWork(): IndexJournal | { pid: 0; damaged: string } | null {
+    const read = readState(this.indexJournal, IndexJournalSchema);
+    if (read.ok) return read.value;
+    return read.missing ? null : { pid: 0, damaged: read.reason };
+  }
+
+  damagedIndexJournal(reason: string): EnvironmentError {
+    return damaged(
+      this.indexJournal,
+      `an index create or delete was interrupted and its journal cannot be read (${reason}), so semsearch cannot tell which tables it may drop`,
+      `Remove ${this.indexJournal}, then check \`semsearch index list\`: delete an index that is still listed if it was being deleted. Tables in ${this.dataDir} named index_, segments_ or images_ with the id of an index that is not listed are left unused; remove them by hand if you wish.`,
+    );
+  }
+
   /** Whether the owner of a journal is still at work (a damaged journal's owner is unknown: not at work). */
   static journalOwnerAlive(journal: { pid: number; start?: string }): boolean {
     return journal.pid > 0 && ownerAlive(journal);
   }
 
-  /** Whether the project exists; throws when its path exists but is not a directory. */
+  /**
+   * Whether the project exists; throws when its path exists but is not a directory, and when its
+   * catalog is missing while the project holds data (EnvironmentError CORRUPT_PROJECT): such a
+   * project is damaged, not new, and writing a fresh catalog into it would hide every index.
+   */
   exists(): boolean {
     try {
       if (!statSync(this.dir).isDirectory()) throw this.notADirectory();
@@ -186,10 +225,42 @@ export class Project {
       return true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") return false;
       if (code === "ENOTDIR") throw this.notADirectory();
-      throw fsError(error, "read", this.dir);
+      if (code !== "ENOENT") throw fsError(error, "read", this.dir);
     }
+    const held = this.heldData();
+    if (held.length > 0) throw this.missingCatalog(held);
+    return false;
+  }
+
+  /** What the project holds besides its catalog (paths relative to it): the database's tables, progress, seq, journals. */
+  private heldData(): string[] {
+    const held: string[] = [];
+    for (const dir of [this.dataDir, this.progressDir]) {
+      try {
+        held.push(...readdirSync(dir).map((name) => path.relative(this.dir, path.join(dir, name))));
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "ENOTDIR") throw this.notADirectory(dir);
+        if (code !== "ENOENT") throw fsError(error, "read", dir);
+      }
+    }
+    for (const file of [this.seqFile, this.addJournal, this.deleteJournal, this.indexJournal]) {
+      try {
+        statSync(file);
+        held.push(path.basename(file));
+      } catch {
+        // not there
+      }
+    }
+    return held;
+  }
+
+  private missingCatalog(held: string[]): EnvironmentError {
+    const shown = held.length > 4 ? [...held.slice(0, 4), `${held.length - 4} more`] : held;
+    return new EnvironmentError("CORRUPT_PROJECT", `The project file ${this.catalogFile} is missing, but the project holds data (${shown.join(", ")}): the project is damaged`, {
+      hint: `catalog.json lists the indexes and their configurations, and nothing else holds them: restore it from a backup. Without one, write {"version":1,"indexes":[]} into it to use the objects again, then create the indexes again (the old indexes' tables stay unused in ${this.dataDir} until you remove them).`,
+    });
   }
 
   private mkdir(dir: string): void {
@@ -216,9 +287,13 @@ export class Project {
     }
   }
 
-  /** Creates the directory layout if missing, and checks that its directories are directories. */
+  /**
+   * Creates the directory layout if missing, and checks that its directories are directories and
+   * that an existing catalog can be read: nothing is written into a damaged project.
+   */
   init(): void {
     const existed = this.exists();
+    if (existed) this.indexes();
     this.mkdir(this.progressDir);
     this.mkdir(this.dataDir);
     if (!existed) writeState(this.catalogFile, { version: 1, indexes: [] });
@@ -241,11 +316,15 @@ export class Project {
     else writeState(this.workerStateFile, state);
   }
 
-  /** The catalog; EnvironmentError CORRUPT_PROJECT when it is damaged (it cannot be derived from anything else). */
+  /**
+   * The catalog; EnvironmentError CORRUPT_PROJECT when it is damaged, or missing beside data (it
+   * cannot be derived from anything else). A project that does not exist yet has no indexes.
+   */
   indexes(): IndexRecord[] {
     const read = readState(this.catalogFile, CatalogSchema);
     if (!read.ok) {
-      if (read.missing) return [];
+      if (read.missing && !this.exists()) return [];
+      if (read.missing) return this.indexes(); // created meanwhile
       throw damaged(this.catalogFile, read.reason, "It lists the indexes and their configurations. Restore it from a backup, or move the project aside and create the indexes again.");
     }
     const ids = new Set<string>();

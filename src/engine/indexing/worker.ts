@@ -18,7 +18,6 @@ import { MODEL_UNAVAILABLE } from "../embedding/model-cache.js";
 import { EnvironmentError, SemsearchError, ValidationError } from "../errors.js";
 import type { EngineContext } from "../context.js";
 import { failpoint } from "../failpoint.js";
-import { dropOrphanTables } from "../journals.js";
 import { tryLock, type Release } from "../lock.js";
 import { hasPendingWork } from "./spawn.js";
 import { imageTableName, indexTableName, indexTables, partTables, segmentTableName, type IndexProgress, type WorkerState } from "../project.js";
@@ -419,7 +418,6 @@ class Worker {
     const store = await this.ctx.store();
     this.report("optimizing", null, 0);
     await this.locked(async () => {
-      for (const table of await dropOrphanTables(this.ctx.project, store)) this.log(`dropped ${table}, which no index owns (left by an interrupted index create or delete)`);
       await store.optimizeObjects();
     });
     this.log("compacted the object table");

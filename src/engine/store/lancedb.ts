@@ -7,10 +7,11 @@
  * - `index_<idx id>`: one row per object of one index, with the searchable `text`
  *   (full-text indexed) and its `vector`.
  */
-import { accessSync, constants as fsConstants, statfsSync } from "node:fs";
+import { accessSync, constants as fsConstants, readdirSync, statfsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { constants } from "node:os";
-import { environmentError, InternalError, type SemsearchError } from "../errors.js";
+import { environmentError, InternalError, SemsearchError } from "../errors.js";
+import { damagedTablesError, firstLine, type DamagedTable } from "./damage.js";
 import type { FilterRecord } from "../filter-fields.js";
 import { sqlIn, sqlNumber } from "./sql.js";
 import { byScore, cosines, NO_ROWS, reorderRows, RowIndex, squaredNorm, type RowVectors, type ScoredRows } from "./rows.js";
@@ -24,6 +25,16 @@ type Connection = import("@lancedb/lancedb").Connection;
 type Table = import("@lancedb/lancedb").Table;
 
 export const OBJECTS_TABLE = "objects";
+
+export interface StoreOptions {
+  /** how much of tables' vectors a long-running process may hold in memory for the rescoring (vector-cache.ts); none by default */
+  vectorCacheBytes?: number;
+  /**
+   * The tables the project's records (its catalog) say exist: one of them missing from the database
+   * is reported as damage (CORRUPT_TABLE) when an operation fails, rather than as a bug.
+   */
+  expectedTables?: () => readonly string[];
+}
 /**
  * Rows below which vector search stays exact (brute force) instead of using an ANN index. A scan
  * of 10,000 512-dimension vectors takes LanceDB about 28 ms here, 45,000 about 170 ms; an HNSW
@@ -225,6 +236,16 @@ function environmentFault(dir: string, error: unknown, what: string): SemsearchE
   return null;
 }
 
+/** How many files an index's folder holds (0 when it is not there). */
+function indexFiles(folder: string): number {
+  try {
+    return readdirSync(folder).length;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
+    throw environmentError(error, `Cannot read ${folder}`) ?? error;
+  }
+}
+
 async function wrap<T>(dir: string, what: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
@@ -267,6 +288,11 @@ export class LanceStore {
   private readonly vectorLoads = new Set<Promise<void>>();
   /** Of the store itself: the size of each table's vectors at the version last searched. */
   private readonly vectorSizes = new Map<string, { version: number; bytes: number }>();
+  /** Of the store itself: the tables the project's records say exist (see StoreOptions.expectedTables). */
+  private expectedTables: () => readonly string[] = () => [];
+  /** Of the store itself: a check of the tables under way after a failure (see damage). */
+  private damageCheck: Promise<SemsearchError | null> | null = null;
+  private closed = false;
 
   private constructor(
     private readonly dir: string,
@@ -316,16 +342,98 @@ export class LanceStore {
    * @param options.vectorCacheBytes how much of tables' vectors a long-running process may hold in
    *   memory for the rescoring (vector-cache.ts); none by default
    */
-  static async open(dir: string, options: { vectorCacheBytes?: number } = {}): Promise<LanceStore> {
+  static async open(dir: string, options: StoreOptions = {}): Promise<LanceStore> {
     const mod = await loadLance();
     const db = await wrap(dir, "opening the database", () => mod.lancedb.connect(dir, { readConsistencyInterval: 0 }));
     const store = new LanceStore(dir, db, mod);
     if (options.vectorCacheBytes) store.vectorCache = new VectorCache(options.vectorCacheBytes);
+    if (options.expectedTables) store.expectedTables = options.expectedTables;
     return store;
   }
 
-  private wrap<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    return wrap(this.dir, what, fn);
+  /**
+   * Runs a LanceDB operation; a failure becomes a SemsearchError: the machine's fault (a full disk…),
+   * a damaged table (EnvironmentError CORRUPT_TABLE: every table is checked when an operation fails
+   * for another reason, see damage), else InternalError STORAGE_ERROR.
+   */
+  private async wrap<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      if (error instanceof SemsearchError) throw error;
+      throw environmentFault(this.dir, error, what) ?? (await this.damage(error)) ?? new InternalError("STORAGE_ERROR", `${what}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  }
+
+  /**
+   * After an operation failed for no reason of the machine's: whether tables of the database are
+   * damaged (CORRUPT_TABLE naming them) or missing although the project says they exist; null when
+   * every table reads whole (then the failure is not the data's: a bug, or a snapshot's old version
+   * cleaned up under it). LanceDB's messages are not looked at: each table is read again, fresh.
+   */
+  private damage(cause: unknown): Promise<SemsearchError | null> {
+    const root = this.latest ?? this;
+    if (root.closed) return Promise.resolve(null);
+    root.damageCheck ??= (async () => {
+      try {
+        // The records are read before the listing, and again for a table not there: an index deleted
+        // meanwhile leaves the catalog before its tables go, so only a table that was lost is missing.
+        const expected = () => {
+          try {
+            return new Set(root.expectedTables());
+          } catch {
+            return new Set<string>(); // the project's records cannot be read: only the tables there are checked
+          }
+        };
+        const before = expected();
+        const listed = new Set(await this.db.tableNames({ limit: 1_000_000 }));
+        const damaged: DamagedTable[] = [];
+        const still = expected();
+        for (const name of before) if (!listed.has(name) && still.has(name)) damaged.push({ name, expectedBecause: "catalog.json lists it" });
+        for (const name of [...listed].sort()) {
+          const fault = await this.probeTable(name);
+          if (fault instanceof SemsearchError) return fault;
+          if (fault !== null && (await this.db.tableNames({ limit: 1_000_000 })).includes(name)) damaged.push({ name, reason: fault });
+        }
+        return damaged.length > 0 ? damagedTablesError(this.dir, damaged, cause) : null;
+      } catch (error) {
+        return environmentFault(this.dir, error, "checking the tables") ?? damagedTablesError(this.dir, [{ name: "__manifest", reason: `the database cannot list its tables: ${firstLine(String(error instanceof Error ? error.message : error))}` }], cause);
+      }
+    })().finally(() => (root.damageCheck = null));
+    return root.damageCheck;
+  }
+
+  /**
+   * Reads a table whole, fresh from disk: opens its latest version, scans a column (every data
+   * file), and checks its indexes' files (the full-text and vector ones by a query). Null when it
+   * reads; else why not, or the machine's fault that stopped the check.
+   */
+  private async probeTable(name: string): Promise<string | SemsearchError | null> {
+    try {
+      const table = await this.db.openTable(name);
+      try {
+        const schema = await table.schema();
+        const first = schema.fields[0]?.name;
+        if (first !== undefined) for await (const _batch of table.query().select([first])) void _batch;
+        for (const index of await table.listIndices()) {
+          const folder = `${this.dir}/${name}.lance/_indices/${index.indexUuid}`;
+          if (indexFiles(folder) === 0) return `the files of its index ${index.name} are missing (${folder})`;
+          const column = index.columns[0] ?? "";
+          if (index.indexType === "FTS") await table.query().fullTextSearch("semsearch", { columns: column }).select([column]).limit(1).toArray();
+          const field = schema.fields.find((candidate) => candidate.name === column);
+          if (field && this.mod.arrow.DataType.isFixedSizeList(field.type)) {
+            const probe = new Array<number>(field.type.listSize).fill(0);
+            probe[0] = 1;
+            await table.vectorSearch(probe).column(column).distanceType("cosine").select([column]).limit(1).toArray();
+          }
+        }
+      } finally {
+        table.close();
+      }
+      return null;
+    } catch (error) {
+      return environmentFault(this.dir, error, `reading table ${name}`) ?? firstLine(error instanceof Error ? error.message : String(error));
+    }
   }
 
   private async table(name: string): Promise<Table> {
@@ -348,7 +456,32 @@ export class LanceStore {
 
   private async objectsTable(): Promise<Table | null> {
     if (this.tables.has(OBJECTS_TABLE) || this.latest?.tables.has(OBJECTS_TABLE)) return this.table(OBJECTS_TABLE);
-    return (await this.hasTable(OBJECTS_TABLE)) ? this.table(OBJECTS_TABLE) : null;
+    const names = await this.tableNames();
+    if (names.includes(OBJECTS_TABLE)) return this.table(OBJECTS_TABLE);
+    await this.checkObjectsNotLost(names);
+    return null;
+  }
+
+  /**
+   * The object table, once created, is never dropped, and index rows are made only from it: missing
+   * while an index table holds rows, it was lost (CORRUPT_TABLE), and the project must not be read as
+   * empty, nor a new object table created in its place. So is a database missing tables the catalog
+   * lists (a data/ folder removed or replaced): an index's tables are created with it.
+   */
+  private async checkObjectsNotLost(names: readonly string[]): Promise<void> {
+    const root = this.latest ?? this;
+    // (the catalog is read before the tables are listed again, and once more after: see damage)
+    const before = new Set(root.expectedTables());
+    if ([...before].some((name) => !names.includes(name))) {
+      const listed = await this.tableNames();
+      const still = new Set(root.expectedTables());
+      const lost = [...before].filter((name) => still.has(name) && !listed.includes(name));
+      if (lost.length > 0) throw damagedTablesError(this.dir, lost.map((name) => ({ name, expectedBecause: "catalog.json lists it" })));
+    }
+    for (const name of names.filter((candidate) => /^index_idx_[a-z0-9]+$/.test(candidate))) {
+      const rows = await this.countRows(name);
+      if (rows > 0) throw damagedTablesError(this.dir, [{ name: OBJECTS_TABLE, expectedBecause: `${name} holds rows of ${rows} objects` }]);
+    }
   }
 
   private objectsMigrated = false;
@@ -613,7 +746,12 @@ export class LanceStore {
     return out;
   }
 
+  /**
+   * Drops a table of an index (never the object table). Callers drop only tables a journal names
+   * (journals.ts); a damaged table drops as well, since its directory goes whole.
+   */
   async dropTable(name: string): Promise<void> {
+    if (name === OBJECTS_TABLE) throw new InternalError("NOT_AN_INDEX_TABLE", "Refusing to drop the object table: only tables of an index are dropped");
     this.tables.delete(name);
     this.vectorCache?.forget(name);
     this.vectorSizes.delete(name);
@@ -1060,6 +1198,7 @@ export class LanceStore {
   }
 
   close(): void {
+    this.closed = true;
     this.tables.clear();
     // (a load under way stops at its next batch)
     this.vectorCache = null;

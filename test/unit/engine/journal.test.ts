@@ -102,3 +102,59 @@ describe("an add interrupted mid-way is rolled back", () => {
     await ctx.close();
   });
 });
+
+describe("an index create or delete interrupted mid-way", () => {
+  const record = (id: string) => ({ id, configuration: { index_type: { name: "text" } }, model: "m", dimension: 4, created_at: "t" }) as const;
+
+  async function projectWithIndex() {
+    const { dir, ctx, store } = await projectWithThree();
+    await store.createIndexTable("index_idx_kept", 4);
+    ctx.project.saveIndexes([record("idx_kept") as never]);
+    return { dir, ctx, store };
+  }
+
+  it("a create the catalog does not list is undone: the tables its journal names are dropped, no other", async () => {
+    const { dir, ctx, store } = await projectWithIndex();
+    await store.createIndexTable("index_idx_new", 4);
+    await store.createIndexTable("index_idx_stray", 4); // named by no journal (an older version's leftover)
+    writeFileSync(path.join(dir, "index.journal"), JSON.stringify({ pid: deadPid(), op: "create", id: "idx_new", tables: ["index_idx_new", "segments_idx_new"] }));
+    await ctx.locked(async () => {});
+    expect((await store.tableNames()).sort()).toEqual(["index_idx_kept", "index_idx_stray", "objects"]);
+    expect(existsSync(path.join(dir, "index.journal"))).toBe(false);
+    await ctx.close();
+  });
+
+  it("a create the catalog lists had finished: nothing is dropped", async () => {
+    const { dir, ctx, store } = await projectWithIndex();
+    writeFileSync(path.join(dir, "index.journal"), JSON.stringify({ pid: deadPid(), op: "create", id: "idx_kept", tables: ["index_idx_kept"] }));
+    await ctx.locked(async () => {});
+    expect(await store.tableNames()).toContain("index_idx_kept");
+    expect(ctx.project.indexes().map((index) => index.id)).toEqual(["idx_kept"]);
+    await ctx.close();
+  });
+
+  it("a delete is completed: the index leaves the catalog and its tables are dropped", async () => {
+    const { dir, ctx, store } = await projectWithIndex();
+    writeFileSync(path.join(dir, "index.journal"), JSON.stringify({ pid: deadPid(), op: "delete", id: "idx_kept", tables: ["index_idx_kept"] }));
+    await ctx.locked(async () => {});
+    expect(await store.tableNames()).toEqual(["objects"]);
+    expect(ctx.project.indexes()).toEqual([]);
+    await ctx.close();
+  });
+
+  it.each([
+    ["not JSON", "{"],
+    ["naming the object table", JSON.stringify({ pid: 1, op: "delete", id: "idx_kept", tables: ["objects"] })],
+    ["naming another index's table", JSON.stringify({ pid: 1, op: "delete", id: "idx_new", tables: ["index_idx_kept"] })],
+  ])("a journal %s drops nothing: exit 6 naming it, until a person removes it", async (_what, text) => {
+    const { dir, store } = await projectWithIndex();
+    writeFileSync(path.join(dir, "index.journal"), text);
+    const next = new EngineContext(new Project(dir));
+    await expect(next.store()).rejects.toMatchObject({ code: "CORRUPT_PROJECT", exitCode: 6, message: expect.stringContaining("index.journal") });
+    expect((await store.tableNames()).sort()).toEqual(["index_idx_kept", "objects"]);
+    rmSync(path.join(dir, "index.journal"));
+    expect(await (await next.store()).countObjects()).toBe(3);
+    await next.close();
+  });
+});
+

@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Project } from "../../../src/engine/project.js";
@@ -71,5 +71,38 @@ describe("Project", () => {
     expect(project.progress("idx_a").indexedSeq).toBe(3);
     project.saveIndexes([{ id: "idx_a", configuration: { index_type: { name: "text" } }, model: "m", dimension: 2, created_at: "t" }]);
     expect(project.indexes().map((index) => index.id)).toEqual(["idx_a"]);
+  });
+
+  it("a catalog missing beside data is a damaged project (exit 6 naming it), not a new one; nothing is written into it", () => {
+    const other = new Project(path.join(tempDir("semsearch-project-"), "p"));
+    other.init();
+    writeFileSync(path.join(other.dir, "seq"), "4");
+    rmSync(path.join(other.dir, "catalog.json"));
+    const damaged = expect.objectContaining({ code: "CORRUPT_PROJECT", exitCode: 6, message: expect.stringContaining(path.join(other.dir, "catalog.json")) });
+    expect(() => other.exists()).toThrow(damaged);
+    expect(() => other.indexes()).toThrow(damaged);
+    expect(() => other.init()).toThrow(damaged);
+    expect(() => other.spoolFile()).toThrow(damaged);
+    expect(existsSync(path.join(other.dir, "catalog.json"))).toBe(false);
+    expect(existsSync(path.join(other.dir, "tmp"))).toBe(false);
+  });
+
+  it("a project with its directories but nothing in them (an init cut short) is new", () => {
+    const other = new Project(path.join(tempDir("semsearch-project-"), "p"));
+    mkdirSync(path.join(other.dir, "data"), { recursive: true });
+    mkdirSync(path.join(other.dir, "progress"));
+    expect(other.exists()).toBe(false);
+    expect(other.indexes()).toEqual([]);
+    other.init();
+    expect(other.exists()).toBe(true);
+  });
+
+  it("an existing catalog that cannot be read stops init before it writes", () => {
+    const other = new Project(path.join(tempDir("semsearch-project-"), "p"));
+    other.init();
+    rmSync(path.join(other.dir, "progress"), { recursive: true });
+    writeFileSync(path.join(other.dir, "catalog.json"), "{");
+    expect(() => other.init()).toThrow(expect.objectContaining({ code: "CORRUPT_PROJECT" }));
+    expect(existsSync(path.join(other.dir, "progress"))).toBe(false);
   });
 });
