@@ -94,6 +94,14 @@ const run = (project: string, command: { args: string[]; input?: string }) =>
 
 type Damage = "deleted" | "empty" | "cut short" | "garbage" | "a directory";
 const DAMAGES: Damage[] = ["deleted", "empty", "cut short", "garbage", "a directory"];
+/**
+ * One damage of each way it is read: missing, unparseable (empty, cut short and garbage fail the same
+ * parse; the unit tests of project.ts and journals.ts take each), and a directory. The e2e cases run
+ * every command of a kind against these, to keep the file's time in the suite's budget.
+ */
+const DISTINCT: Damage[] = ["deleted", "garbage", "a directory"];
+/** Every other command of COMMANDS: readers and writers of each kind (list, search, add, index create). */
+const alternate = <T>(_: T, i: number) => i % 2 === 0;
 
 /** Damages a file; returns what undoes it. */
 function damage(file: string, how: Damage): () => void {
@@ -124,7 +132,8 @@ describe("catalog.json damaged beside existing objects and an index", () => {
     const catalog = path.join(project, "catalog.json");
     const restore = damage(catalog, how);
     const before = tree(project);
-    for (const command of COMMANDS(base.index)) refused(await run(project, command), catalog, how === "a directory" ? "EISDIR" : "CORRUPT_PROJECT");
+    const commands = DISTINCT.includes(how) ? COMMANDS(base.index) : COMMANDS(base.index).filter(alternate);
+    for (const command of commands) refused(await run(project, command), catalog, how === "a directory" ? "EISDIR" : "CORRUPT_PROJECT");
     expect(tree(project)).toEqual(before); // no catalog written, no table created, dropped or changed, no worker started
     if (how === "deleted") {
       const result = await run(project, { args: ["objects", "list"] });
@@ -210,8 +219,8 @@ describe("no table is dropped unless a journal names it", () => {
 describe("the other state files damaged beside existing data", () => {
   /** Derived files are rebuilt (exit 0); a directory in their place is exit 6 naming it. */
   it.each([
-    ...DAMAGES.map((how) => ["seq", how] as const),
-    ...DAMAGES.map((how) => ["progress", how] as const),
+    ...DISTINCT.map((how) => ["seq", how] as const),
+    ...DISTINCT.map((how) => ["progress", how] as const),
   ])("%s %s", async (name, how) => {
     const project = copy();
     const file = name === "seq" ? path.join(project, "seq") : path.join(project, "progress", `${base.index}.json`);
@@ -231,8 +240,8 @@ describe("the other state files damaged beside existing data", () => {
   });
 
   it.each([
-    ...(["empty", "cut short", "garbage", "a directory"] as const).map((how) => ["add.journal", how] as const),
-    ...(["empty", "cut short", "garbage", "a directory"] as const).map((how) => ["index.journal", how] as const),
+    ...(["cut short", "a directory"] as const).map((how) => ["add.journal", how] as const),
+    ...(["garbage", "a directory"] as const).map((how) => ["index.journal", how] as const),
     ["index.journal", "naming the object table"] as const,
     ["delete.journal", "a directory"] as const,
   ])("%s %s: exit 6 naming it, nothing written or dropped; all is there once it is removed", async (name, how) => {
@@ -241,7 +250,7 @@ describe("the other state files damaged beside existing data", () => {
     if (how === "naming the object table") writeFileSync(file, JSON.stringify({ pid: 99_999_999, op: "create", id: "idx_zz", tables: ["objects"] }));
     else damage(file, how);
     const before = tree(path.join(project, "data"));
-    for (const command of COMMANDS(base.index).filter((_, i) => i % 2 === 0)) refused(await run(project, command), file, how === "a directory" ? "EISDIR" : "CORRUPT_PROJECT");
+    for (const command of COMMANDS(base.index).filter(alternate)) refused(await run(project, command), file, how === "a directory" ? "EISDIR" : "CORRUPT_PROJECT");
     expect(tree(path.join(project, "data"))).toEqual(before);
     if (how !== "a directory") expect(JSON.parse((await run(project, { args: ["index", "list"] })).stderr).errors[0].hint).toContain(`Remove ${file}`);
     rmSync(file, { recursive: true });
@@ -308,7 +317,7 @@ describe("a damaged LanceDB table", () => {
     const project = copy();
     harm("objects")(project);
     const before = tree(project);
-    for (const command of COMMANDS(base.index).filter((command) => command.args[1] !== "delete" || command.args[0] === "objects")) {
+    for (const command of COMMANDS(base.index).filter(alternate)) {
       const result = await run(project, command);
       refused(result, path.join(project, "data", "objects.lance"), "CORRUPT_TABLE");
       expect(JSON.parse(result.stderr).errors[0].message).toContain(`The project ${project} is damaged`);

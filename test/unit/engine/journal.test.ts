@@ -64,10 +64,10 @@ describe("an add interrupted mid-way is rolled back", () => {
     await ctx.close();
   });
 
-  it("a damaged journal is reported (exit 6) rather than guessed at, and removing it lets the project open as it is", async () => {
+  it.each(["", '{"pid": 1, "objectsVers', "\u0000garbage \u00ff{["])("a damaged journal (%j) is reported (exit 6) rather than guessed at, and removing it lets the project open as it is", async (text) => {
     const { dir, ctx } = await projectWithThree();
     await abandonAdd(dir, ctx);
-    writeFileSync(path.join(dir, "add.journal"), '{"pid": 1, "objectsVers');
+    writeFileSync(path.join(dir, "add.journal"), text);
     await ctx.close();
     const next = new EngineContext(new Project(dir));
     await expect(next.store()).rejects.toMatchObject({ code: "CORRUPT_PROJECT", exitCode: 6, message: expect.stringContaining("add.journal") });
@@ -144,6 +144,8 @@ describe("an index create or delete interrupted mid-way", () => {
 
   it.each([
     ["not JSON", "{"],
+    ["empty", ""],
+    ["cut short", '{"pid": 1, "op": "del'],
     ["naming the object table", JSON.stringify({ pid: 1, op: "delete", id: "idx_kept", tables: ["objects"] })],
     ["naming another index's table", JSON.stringify({ pid: 1, op: "delete", id: "idx_new", tables: ["index_idx_kept"] })],
   ])("a journal %s drops nothing: exit 6 naming it, until a person removes it", async (_what, text) => {

@@ -51,7 +51,7 @@ describe("Project", () => {
   it("refuses a damaged catalog with an EnvironmentError naming the file (exit 6)", () => {
     const other = new Project(path.join(tempDir("semsearch-project-"), "p"));
     other.init();
-    for (const text of ["{", '{"version":1,"indexes":{}}', '{"version":1,"indexes":[{"id":"idx_a","configuration":{"index_type":{"name":"text"},"bogus":1},"model":"m","dimension":2,"created_at":"t"}]}']) {
+    for (const text of ["", "{", '{"version":1,"inde', "\u0000garbage \u00ff{[", '{"version":1,"indexes":{}}', '{"version":1,"indexes":[{"id":"idx_a","configuration":{"index_type":{"name":"text"},"bogus":1},"model":"m","dimension":2,"created_at":"t"}]}']) {
       writeFileSync(path.join(other.dir, "catalog.json"), text);
       expect(() => other.indexes()).toThrow(expect.objectContaining({ code: "CORRUPT_PROJECT", exitCode: 6, message: expect.stringContaining("catalog.json") }));
     }
