@@ -108,12 +108,16 @@ describe("long queries and filters, as arguments up to the documented limits and
   });
 });
 
-/** The preloaded library that records lookups and socket addresses, built once for the run with the system's C compiler. */
+/** The preloaded library that records lookups and socket addresses, built for the test with the system's C compiler (node-gyp's, which npm needs anyway). */
 function netLogLibrary(): string {
   const out = path.join(tempDir("semsearch-netlog-"), "net-log.so");
-  const built = spawnSync("cc", ["-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o", out, path.join(ROOT, "test", "helpers", "net-log.c"), "-ldl"], { encoding: "utf8" });
-  if (built.status !== 0) throw new Error(`cannot build test/helpers/net-log.c with cc: ${built.error?.message ?? built.stderr}`);
-  return out;
+  const failures: string[] = [];
+  for (const compiler of ["cc", "gcc", "g++"]) {
+    const built = spawnSync(compiler, ["-x", "c", "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o", out, path.join(ROOT, "test", "helpers", "net-log.c"), "-ldl"], { encoding: "utf8" });
+    if (built.status === 0) return out;
+    failures.push(`${compiler}: ${built.error?.message ?? built.stderr}`);
+  }
+  throw new Error(`cannot build test/helpers/net-log.c:\n${failures.join("\n")}`);
 }
 
 /** Every path under `dir`, relative to it, directories with a trailing slash. */
