@@ -1,4 +1,5 @@
 /** Shared flags and argument parsers of the CLI. */
+import { isUtf8 } from "node:buffer";
 import path from "node:path";
 import { constants } from "node:fs";
 import { createReadStream } from "node:fs";
@@ -102,7 +103,7 @@ export async function readInput(file: string): Promise<{ text: string; source: s
 /**
  * The text of an argument given as a file (`--query-file`, `--filter-file`), or standard input for
  * `-`: read up to `maxBytes` (more is a usage error naming the option), without its last line end,
- * as a shell's `$(cat file)` would give it.
+ * as a shell's `$(cat file)` would give it; text that is not UTF-8 is a usage error too.
  */
 export async function readArgumentFile(file: string, option: string, maxBytes: number): Promise<string> {
   const stream = file === "-" ? (refuseTerminalStdin(), process.stdin) : createReadStream(file);
@@ -122,7 +123,11 @@ export async function readArgumentFile(file: string, option: string, maxBytes: n
   } finally {
     if (file !== "-") (stream as ReturnType<typeof createReadStream>).destroy();
   }
-  return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+  // Malformed bytes are refused, as objects add refuses them, rather than read as U+FFFD (a filter
+  // value would match nothing, and say nothing).
+  const bytes = Buffer.concat(chunks);
+  if (!isUtf8(bytes)) throw new UsageError("INPUT_NOT_UTF8", `${option} ${file === "-" ? "<stdin>" : file}: not UTF-8 text (convert it to UTF-8, e.g. with iconv)`);
+  return bytes.toString("utf8").replace(/\r?\n$/, "");
 }
 
 /**

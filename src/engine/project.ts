@@ -279,6 +279,16 @@ export class Project {
         throw this.notADirectory(projectIsDir ? dir : this.dir);
       }
       if (code === "ENOENT") {
+        // Node's recursive mkdir also says ENOENT when the last folder cannot be made (it looks at
+        // it after EROFS or EACCES): made alone, it tells the real reason when its parent is there.
+        try {
+          mkdirSync(dir);
+          return;
+        } catch (again) {
+          const real = (again as NodeJS.ErrnoException).code;
+          if (real === "EEXIST") return;
+          if (real !== "ENOENT") throw fsError(again, "create the directory", dir);
+        }
         throw new EnvironmentError("ENOENT", `Cannot create the directory ${dir}: a part of its path does not exist (a symbolic link to a missing directory?)`, {
           hint: "Point --project (or SEMSEARCH_PROJECT) at a directory that exists or can be created.",
         });

@@ -5,11 +5,12 @@
  * directory of this server's own in the OS's temporary directory (`TMPDIR`), not in the project:
  * they are the transport's, and the engine alone writes the project's files.
  */
-import { createWriteStream, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
-import { EnvironmentError, formatByteLimit, RequestRefusedError } from "../engine/index.js";
+import { EnvironmentError, formatByteLimit, RequestRefusedError, SemsearchError, systemErrorCode } from "../engine/index.js";
 import { checkDeclaredLength, limitedStream, OBJECTS_HINT } from "./body.js";
 
 /** A body received to a file; `release` removes the file (call it once the work is done). */
@@ -57,29 +58,60 @@ function removeAbandoned(parent: string): void {
   }
 }
 
+/** A failure to write bodies where they are received: the server's temporary directory, not the project. */
+function spoolError(error: unknown): SemsearchError {
+  if (error instanceof SemsearchError) return error;
+  const code = systemErrorCode(error) ?? "EIO";
+  return new EnvironmentError(code, `The server cannot write request bodies to its temporary directory (${code})`, {
+    hint: "The server's temporary directory (TMPDIR) must be a writable directory with room for the bodies being received.",
+    cause: error,
+  });
+}
+
 export class BodySpool {
   private dir: string | null = null;
   private held = 0;
   private files = 0;
 
-  constructor(private readonly options: BodySpoolOptions) {}
+  /** Removes what killed servers left in the temporary directory at once, not at this server's first body. */
+  constructor(private readonly options: BodySpoolOptions) {
+    removeAbandoned(this.parent());
+  }
+
+  private parent(): string {
+    return this.options.parent ?? tmpdir();
+  }
 
   /** This server's directory, made at the first body (mode 700: mkdtemp's). */
   private directory(): string {
     if (this.dir === null) {
-      const parent = this.options.parent ?? tmpdir();
+      const parent = this.parent();
       removeAbandoned(parent);
       try {
         this.dir = mkdtempSync(path.join(parent, `${PREFIX}${process.pid}-`));
       } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code ?? "EIO";
-        throw new EnvironmentError(code, `The server cannot write request bodies to its temporary directory (${code})`, {
-          hint: "The server's temporary directory (TMPDIR) must be a writable directory.",
-          cause: error,
-        });
+        throw spoolError(error);
       }
     }
     return this.dir;
+  }
+
+  /**
+   * A new body file, open: opened before the body is read, so a body that fails at once is removed
+   * after its file exists (a write stream opens its file in the background, and a file removed
+   * before that open was then created and never removed). A directory removed under the server (a
+   * cleaner of old temporary files) is made again.
+   */
+  private async create(): Promise<{ file: string; handle: FileHandle }> {
+    for (let attempt = 0; ; attempt++) {
+      const file = path.join(this.directory(), `body-${++this.files}`);
+      try {
+        return { file, handle: await open(file, "wx", 0o600) };
+      } catch (error) {
+        if (attempt > 0 || (error as NodeJS.ErrnoException).code !== "ENOENT") throw spoolError(error);
+        this.dir = null;
+      }
+    }
   }
 
   /** Bytes of bodies held now. */
@@ -101,7 +133,7 @@ export class BodySpool {
     checkDeclaredLength(request.headers, limit, hint);
     const declared = Number(request.headers.get("content-length") ?? 0);
     if (Number.isSafeInteger(declared) && declared > 0 && this.held + declared > this.options.maxBytes) throw this.busy();
-    const file = path.join(this.directory(), `body-${++this.files}`);
+    const { file, handle } = await this.create();
     let bytes = 0;
     let released = false;
     const release = () => {
@@ -115,11 +147,13 @@ export class BodySpool {
       this.held += chunk;
       bytes += chunk;
     };
+    const sink = handle.createWriteStream();
     try {
-      await pipeline(limitedStream(request, limit, hint, count), createWriteStream(file, { flags: "wx", mode: 0o600 }));
+      await pipeline(limitedStream(request, limit, hint, count), sink);
     } catch (error) {
+      sink.destroy(); // closes the file (the pipeline has, unless it never started)
       release();
-      throw error;
+      throw spoolError(error);
     }
     return { path: file, bytes, release };
   }

@@ -85,6 +85,21 @@ describe("environment faults are exit 6 with a message, never a crash", () => {
     expect((await cliJson(project, ["index", "status", id, "--wait"])).status.READY).toBe(21);
   });
 
+  it.skipIf(!canMount)("a read-only project that never read standard input: objects add - says read-only, not a missing folder", async () => {
+    // Node's recursive mkdir reports ENOENT when it cannot make the last folder (it stats it after
+    // EROFS or EACCES), which read as "a part of its path does not exist (a symbolic link…?)".
+    const mount = tmpfs(50) as string;
+    const project = path.join(mount, "p");
+    const file = path.join(tempDir(), "twenty.jsonl");
+    writeFileSync(file, twenty);
+    await cliJson(project, ["objects", "add", file]);
+    remount(mount, "ro");
+    const result = await runCli(["--project", project, "--json", "objects", "add", "-"], { input: '{"id":"new"}' });
+    expect(result.exitCode, result.stderr).toBe(6);
+    expect(errorOf(result)).toMatchObject({ code: "EROFS", message: expect.stringContaining("read-only") });
+    remount(mount, "rw");
+  });
+
   it.skipIf(!canMount)("a full disk: writes exit 6 leaving no lock or journal behind, and work at once when space is freed", async () => {
     const mount = tmpfs(120) as string;
     const project = path.join(mount, "p");

@@ -99,9 +99,12 @@ export function charWindows(text: string, size: number): string[] {
   let start = 0;
   while (text.length - start > size) {
     let end = start + size;
-    // The last space or line break inside the window (the window may end just after it).
-    const space = Math.max(text.lastIndexOf(" ", end - 1), text.lastIndexOf("\n", end - 1));
-    if (space > start + size / 2) end = space + 1;
+    // The last space or line break inside the window (the window may end just after it), looked for
+    // in the window only: from its end back to the text's start, a text without line breaks cost
+    // time in the square of its length.
+    const window = text.slice(start, end);
+    const space = Math.max(window.lastIndexOf(" "), window.lastIndexOf("\n"));
+    if (space > size / 2) end = start + space + 1;
     // Never split a surrogate pair (unless the window has room for nothing else).
     else if (/[\uD800-\uDBFF]/.test(text[end - 1] ?? "") && end - 1 > start) end--;
     out.push(text.slice(start, end));

@@ -7,7 +7,7 @@
  * - `index_<idx id>`: one row per object of one index, with the searchable `text`
  *   (full-text indexed) and its `vector`.
  */
-import { accessSync, constants as fsConstants, readdirSync, statfsSync } from "node:fs";
+import { accessSync, constants as fsConstants, lstatSync, readdirSync, statfsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { constants } from "node:os";
 import { environmentError, InternalError, SemsearchError } from "../errors.js";
@@ -236,6 +236,26 @@ function environmentFault(dir: string, error: unknown, what: string): SemsearchE
   return null;
 }
 
+/** The folders LanceDB keeps in a table's directory, made as it needs them. */
+const TABLE_FOLDERS = ["_versions", "_transactions", "_indices", "_deletions", "data"];
+
+/**
+ * A folder of a table's directory that is there but is not a folder (a file or a link put in its
+ * place), or null. Reads need some of them only, but every write makes its files in them, and
+ * LanceDB then fails with "File exists", which says nothing of the damage.
+ */
+function tableFolderFault(tableDir: string): string | null {
+  for (const folder of TABLE_FOLDERS) {
+    const where = `${tableDir}/${folder}`;
+    try {
+      if (!lstatSync(where).isDirectory()) return `${folder} is not a folder (${where})`;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw environmentError(error, `Cannot read ${where}`) ?? error;
+    }
+  }
+  return null;
+}
+
 /** How many files an index's folder holds (0 when it is not there). */
 function indexFiles(folder: string): number {
   try {
@@ -410,6 +430,8 @@ export class LanceStore {
    */
   private async probeTable(name: string): Promise<string | SemsearchError | null> {
     try {
+      const folder = tableFolderFault(`${this.dir}/${name}.lance`);
+      if (folder !== null) return folder;
       const table = await this.db.openTable(name);
       try {
         const schema = await table.schema();

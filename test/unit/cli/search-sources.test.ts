@@ -1,6 +1,10 @@
 /** Where a search's query and filter come from: words, a file, or standard input (`-`), one source each. */
+import { writeFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { argumentSources } from "../../../src/cli/commands/search-command.js";
+import { readArgumentFile } from "../../../src/cli/options.js";
+import { tempDir } from "../../helpers/temp.js";
 
 describe("argumentSources", () => {
   it("takes words and --filter as they are, and leaves files and - to be read", () => {
@@ -19,5 +23,19 @@ describe("argumentSources", () => {
     [[], { queryFile: "-", filterFile: "-" }, "CONFLICTING_OPTIONS"],
   ] as const)("refuses %j with %j: %s, exit 2", (words, options, code) => {
     expect(() => argumentSources([...words], options)).toThrow(expect.objectContaining({ code, exitCode: 2 }));
+  });
+});
+
+describe("readArgumentFile", () => {
+  it("reads UTF-8 whole, a character across the reads' chunks too, without the last line end", async () => {
+    const file = path.join(tempDir(), "q.txt");
+    writeFileSync(file, `${"a".repeat(65_535)}€ river\r\n`);
+    expect(await readArgumentFile(file, "--query-file", 1 << 20)).toBe(`${"a".repeat(65_535)}€ river`);
+  });
+
+  it("refuses bytes that are not UTF-8 rather than reading them as U+FFFD (a filter value would silently match nothing)", async () => {
+    const file = path.join(tempDir(), "f.txt");
+    writeFileSync(file, Buffer.from([...Buffer.from('topic:"caf'), 0xe9, ...Buffer.from('"')]));
+    await expect(readArgumentFile(file, "--filter-file", 1 << 20)).rejects.toMatchObject({ code: "INPUT_NOT_UTF8", exitCode: 2, message: `--filter-file ${file}: not UTF-8 text (convert it to UTF-8, e.g. with iconv)` });
   });
 });

@@ -83,6 +83,26 @@ describe("charWindows", () => {
     for (const window of charWindows(" \u{10000}  ", 4)) expect(window.length).toBeLessThanOrEqual(4);
     expect(charWindows("ab cd", 3)).toEqual(["ab ", "cd"]);
   });
+  it("looks at each character of a long text a bounded number of times", () => {
+    // A text without line breaks was searched back to its start for a "\n" at every window: 4 MB
+    // took 8 s and 64 MB (an objects body) half an hour, for one object or one long sentence.
+    const original = String.prototype.lastIndexOf;
+    let scanned = 0;
+    String.prototype.lastIndexOf = function (this: string, search: string, from?: number) {
+      const found = original.call(this, search, from);
+      scanned += Math.min(from ?? this.length, this.length - 1) - Math.max(found, 0) + 1;
+      return found;
+    };
+    const text = "word ".repeat(200_000);
+    let windows: string[];
+    try {
+      windows = charWindows(text, 2000);
+    } finally {
+      String.prototype.lastIndexOf = original;
+    }
+    expect(windows.join("")).toBe(text);
+    expect(scanned).toBeLessThan(4 * text.length);
+  });
   it("does not split a surrogate pair", () => {
     const windows = charWindows(`${"x".repeat(9)}😀${"y".repeat(9)}`, 10);
     expect(windows.join("")).toContain("😀");

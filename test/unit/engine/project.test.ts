@@ -57,6 +57,34 @@ describe("Project", () => {
     }
   });
 
+  it("says where a damaged state file is wrong without quoting it (a catalog linked to another file, and errors reach HTTP clients)", () => {
+    const other = new Project(path.join(tempDir("semsearch-project-"), "p"));
+    other.init();
+    const catalog = path.join(other.dir, "catalog.json");
+    const record = { id: "idx_a", configuration: { index_type: { name: "text" } }, model: "m", dimension: 2, created_at: "t" };
+    const cases: [string, string][] = [
+      ["SECRET:x:0:0:root:/root:/bin/bash\n", "not valid JSON (line 1, column 1)"],
+      ['{"version":1,\n "indexes":[SECRET]}', "not valid JSON (line 2, column 13)"],
+      ['{"version":1,"indexes":[{"id":"idx_a"', "not valid JSON (it ends early, at line 1)"],
+      [JSON.stringify({ version: "SECRET", indexes: [] }), "version: expected 1"],
+      [JSON.stringify({ version: 1, indexes: [{ ...record, id: "SECRET" }] }), "indexes.0.id: expected /^idx_[a-z0-9]+$/"],
+      [JSON.stringify({ version: 1, indexes: [{ ...record, dimension: "SECRET" }] }), "indexes.0.dimension: expected number"],
+    ];
+    for (const [text, reason] of cases) {
+      writeFileSync(catalog, text);
+      const error = (() => {
+        try {
+          other.indexes();
+        } catch (caught) {
+          return caught as Error;
+        }
+        throw new Error(`${text} was read`);
+      })();
+      expect(error.message, text).toContain(`${catalog} is damaged: ${reason}`);
+      expect(JSON.stringify({ message: error.message, hint: (error as { hint?: string }).hint }), text).not.toContain("SECRET");
+    }
+  });
+
   it("a project path that is a file is an EnvironmentError, not a crash", () => {
     const file = path.join(tempDir("semsearch-project-"), "file");
     writeFileSync(file, "x");

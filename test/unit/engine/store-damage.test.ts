@@ -3,7 +3,7 @@
  * damaged or missing table is an EnvironmentError naming it (exit 6), never a bug (exit 1); a failure
  * with every table whole stays an InternalError; and the object table is never dropped.
  */
-import { readdirSync, rmSync, truncateSync, statSync } from "node:fs";
+import { readdirSync, rmSync, truncateSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EnvironmentError, InternalError } from "../../../src/engine/errors.js";
@@ -71,6 +71,27 @@ describe("a damaged table is the environment's fault, naming the table", () => {
     expect((error as EnvironmentError).code).toBe("CORRUPT_TABLE");
     expect((error as EnvironmentError).hint).toContain("semsearch index delete idx_a");
     expect(await fresh.countObjects()).toBe(3); // the object table reads on
+    fresh.close();
+  });
+
+  // Reads pass (they need neither folder), but every write failed with LanceDB's "File exists (os
+  // error 17)", which was a bug (exit 1 STORAGE_ERROR) for adds and a worker that kept failing.
+  it("a table whose _transactions folder is a file fails writes naming it", async () => {
+    const folder = "_transactions";
+    const { dir, store } = await filled();
+    store.close();
+    for (const table of ["objects", "index_idx_a"]) {
+      rmSync(path.join(dir, `${table}.lance`, folder), { recursive: true, force: true });
+      writeFileSync(path.join(dir, `${table}.lance`, folder), "garbage");
+    }
+    const fresh = await LanceStore.open(dir, { expectedTables: () => ["index_idx_a"] });
+    for (const write of [() => fresh.upsertObjects([row("d", 4)]), () => fresh.deleteIndexRows("index_idx_a", ["a"])]) {
+      const error = await failure(write);
+      expect(error).toBeInstanceOf(EnvironmentError);
+      expect((error as EnvironmentError).code).toBe("CORRUPT_TABLE");
+      expect((error as EnvironmentError).message).toContain(`${folder} is not a folder`);
+    }
+    expect(await fresh.countObjects()).toBe(3);
     fresh.close();
   });
 

@@ -1,5 +1,6 @@
 /** Request bodies read within a limit, and received whole to temporary files before their add. */
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { RequestRefusedError } from "../../../src/engine/index.js";
@@ -88,6 +89,41 @@ describe("BodySpool", () => {
     expect(spool.heldBytes()).toBe(0);
     const [dir] = readdirSync(parent);
     expect(readdirSync(path.join(parent, dir as string))).toEqual([]);
+  });
+
+  it("keeps no file of bodies cut before their file was open", async () => {
+    // The file was opened by the write stream in the background: a body that failed at once was
+    // removed before its file existed, which was then created and never removed (one per request).
+    const parent = tempDir();
+    const spool = new BodySpool({ maxBytes: 1000, parent });
+    for (let i = 0; i < 50; i++) {
+      const body = new ReadableStream<Uint8Array>({ pull: (controller) => controller.error(Object.assign(new Error("aborted"), { code: "ECONNRESET" })) });
+      const request = new Request("http://127.0.0.1/v1/objects", { method: "POST", body, duplex: "half" } as RequestInit);
+      expect((await refusal(spool.receive(request, 100))).status).toBe(499);
+    }
+    // every file operation queued before these has run on the thread pool
+    const dir = path.join(parent, readdirSync(parent)[0] as string);
+    for (let round = 0; round < 4; round++) await Promise.all(Array.from({ length: 8 }, () => stat(dir)));
+    expect(readdirSync(dir)).toEqual([]);
+    expect(spool.heldBytes()).toBe(0);
+  });
+
+  it("makes its directory again when it was removed (by a cleaner of the temporary directory)", async () => {
+    const parent = tempDir();
+    const spool = new BodySpool({ maxBytes: 1000, parent });
+    (await spool.receive(post(["{}"], "end"), 100)).release();
+    rmSync(path.join(parent, readdirSync(parent)[0] as string), { recursive: true });
+    const again = await spool.receive(post(['{"id":"a"}'], "end"), 100);
+    expect(readFileSync(again.path, "utf8")).toBe('{"id":"a"}');
+    again.release();
+  });
+
+  it("removes the directories of killed servers when it starts, before any body", () => {
+    const parent = tempDir();
+    const dead = path.join(parent, "semsearch-bodies-999999999-abc");
+    mkdirSync(dead);
+    new BodySpool({ maxBytes: 100, parent });
+    expect(existsSync(dead)).toBe(false);
   });
 
   it("answers 503 BUSY beyond the bytes it may hold, declared or received, and takes bodies again once released", async () => {
