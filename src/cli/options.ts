@@ -2,7 +2,7 @@
 import { isUtf8 } from "node:buffer";
 import path from "node:path";
 import { constants } from "node:fs";
-import { createReadStream } from "node:fs";
+import { createReadStream, fstatSync, statSync } from "node:fs";
 import { access, readFile, stat } from "node:fs/promises";
 import { InvalidArgumentError, type Command } from "commander";
 import { warn } from "./output.js";
@@ -97,6 +97,17 @@ export async function readInput(file: string): Promise<{ text: string; source: s
     return { text: await readFile(file, "utf8"), source: file };
   } catch (error) {
     throw unreadable(file, error);
+  }
+}
+
+/** Whether `file` is this process's standard input: `-`, or a path to the same file (`/dev/stdin`, `/proc/self/fd/0`, the FIFO it reads). */
+export function isStandardInput(file: string): boolean {
+  if (file === "-") return true;
+  try {
+    const [named, input] = [statSync(file), fstatSync(0)];
+    return named.dev === input.dev && named.ino === input.ino;
+  } catch {
+    return false;
   }
 }
 

@@ -1,7 +1,7 @@
 /** `semsearch search <index> <query>`: a table, the service's JSON, JSON Lines, or an interactive session. */
 import { integerIn, UsageError, DEFAULT_LIMIT, MAX_RESULTS, MAX_LIMIT, ValidationError, type SearchPage, type SearchParams } from "../../engine/index.js";
 import type { GlobalOptions } from "../options.js";
-import { readArgumentFile } from "../options.js";
+import { isStandardInput, readArgumentFile } from "../options.js";
 import { withReader, type Reader } from "../reader.js";
 import { warn } from "../output.js";
 import { formatJson, searchResponse, searchResult } from "../render/json.js";
@@ -90,20 +90,25 @@ export function buildingWarning(indexId: string, building: NonNullable<SearchPag
 export const MAX_ARGUMENT_FILE_BYTES = 1024 * 1024;
 
 /** Where the query and the filter come from: arguments, or files (`-`: standard input) for text too long for a command line. */
-export function argumentSources(queryWords: string[], options: Pick<SearchOptions, "queryFile" | "filter" | "filterFile">): { query: string | null; filter: string | null } {
+export function argumentSources(
+  queryWords: string[],
+  options: Pick<SearchOptions, "queryFile" | "filter" | "filterFile">,
+  /** Whether a file names standard input: `-`, and (given by the caller) `/dev/stdin` and the like. */
+  isStdin: (file: string) => boolean = (file) => file === "-",
+): { query: string | null; filter: string | null } {
   const stdinQuery = queryWords.length === 1 && queryWords[0] === "-";
   if (options.queryFile !== undefined && queryWords.length > 0) throw new UsageError("CONFLICTING_OPTIONS", "Give the query as words or with --query-file, not both");
   if (options.queryFile === undefined && queryWords.length === 0) {
     throw new UsageError("MISSING_QUERY", "No query: give it as words, as - to read it from standard input, or with --query-file <file>");
   }
   if (options.filter !== undefined && options.filterFile !== undefined) throw new UsageError("CONFLICTING_OPTIONS", "Give --filter or --filter-file, not both");
-  const queryFromStdin = stdinQuery || options.queryFile === "-";
-  if (queryFromStdin && options.filterFile === "-") throw new UsageError("CONFLICTING_OPTIONS", "Only one of the query and the filter can be read from standard input");
+  const queryFromStdin = stdinQuery || (options.queryFile !== undefined && isStdin(options.queryFile));
+  if (queryFromStdin && options.filterFile !== undefined && isStdin(options.filterFile)) throw new UsageError("CONFLICTING_OPTIONS", "Only one of the query and the filter can be read from standard input");
   return { query: stdinQuery || options.queryFile !== undefined ? null : queryWords.join(" "), filter: options.filterFile !== undefined ? null : (options.filter ?? null) };
 }
 
 export async function searchCommand(indexId: string, queryWords: string[], options: SearchOptions): Promise<void> {
-  const sources = argumentSources(queryWords, options);
+  const sources = argumentSources(queryWords, options, isStandardInput);
   const mode = outputMode(options, { stdin: process.stdin.isTTY === true, stdout: process.stdout.isTTY === true });
   const offset = resolveOffset(options);
   const query = sources.query ?? (await readArgumentFile(options.queryFile ?? "-", "--query-file", MAX_ARGUMENT_FILE_BYTES));

@@ -9,5 +9,8 @@ export function modelsDir(): string {
   const home = homedir();
   if (process.platform === "darwin") return path.join(home, "Library", "Caches", "semsearch", "models");
   if (process.platform === "win32") return path.join(process.env.LOCALAPPDATA ?? path.join(home, "AppData", "Local"), "semsearch", "models");
-  return path.join(process.env.XDG_CACHE_HOME || path.join(home, ".cache"), "semsearch", "models");
+  // (a relative XDG_CACHE_HOME is ignored, as the XDG base directory specification says: it would put
+  // models under whatever directory a command runs in)
+  const cache = process.env.XDG_CACHE_HOME;
+  return path.join(cache && path.isAbsolute(cache) ? cache : path.join(home, ".cache"), "semsearch", "models");
 }

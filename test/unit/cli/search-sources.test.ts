@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { argumentSources } from "../../../src/cli/commands/search-command.js";
-import { readArgumentFile } from "../../../src/cli/options.js";
+import { isStandardInput, readArgumentFile } from "../../../src/cli/options.js";
 import { tempDir } from "../../helpers/temp.js";
 
 describe("argumentSources", () => {
@@ -21,8 +21,11 @@ describe("argumentSources", () => {
     [["shoes"], { filter: "a:b", filterFile: "f.txt" }, "CONFLICTING_OPTIONS"],
     [["-"], { filterFile: "-" }, "CONFLICTING_OPTIONS"],
     [[], { queryFile: "-", filterFile: "-" }, "CONFLICTING_OPTIONS"],
+    [["-"], { filterFile: "/dev/stdin" }, "CONFLICTING_OPTIONS"],
+    [[], { queryFile: "/proc/self/fd/0", filterFile: "-" }, "CONFLICTING_OPTIONS"],
   ] as const)("refuses %j with %j: %s, exit 2", (words, options, code) => {
-    expect(() => argumentSources([...words], options)).toThrow(expect.objectContaining({ code, exitCode: 2 }));
+    const stdin = (file: string) => ["-", "/dev/stdin", "/proc/self/fd/0"].includes(file);
+    expect(() => argumentSources([...words], options, stdin)).toThrow(expect.objectContaining({ code, exitCode: 2 }));
   });
 });
 
@@ -37,5 +40,16 @@ describe("readArgumentFile", () => {
     const file = path.join(tempDir(), "f.txt");
     writeFileSync(file, Buffer.from([...Buffer.from('topic:"caf'), 0xe9, ...Buffer.from('"')]));
     await expect(readArgumentFile(file, "--filter-file", 1 << 20)).rejects.toMatchObject({ code: "INPUT_NOT_UTF8", exitCode: 2, message: `--filter-file ${file}: not UTF-8 text (convert it to UTF-8, e.g. with iconv)` });
+  });
+});
+
+describe("isStandardInput", () => {
+  it("is true for - and for a path to the file standard input is, false for another file or none", () => {
+    const other = path.join(tempDir(), "other.txt");
+    writeFileSync(other, "x");
+    expect(isStandardInput("-")).toBe(true);
+    expect(isStandardInput("/proc/self/fd/0")).toBe(true);
+    expect(isStandardInput(other)).toBe(false);
+    expect(isStandardInput(path.join(tempDir(), "missing"))).toBe(false);
   });
 });
