@@ -138,7 +138,9 @@ describe("what semsearch writes and contacts", () => {
   afterAll(() => hub.close());
 
   it("writes only in the project, the models folder and the local socket's directory; contacts only the hub and its own sockets", async () => {
-    const root = tempDir("semsearch-footprint-");
+    // (a short root: the socket's usual place, $TMPDIR/semsearch-<uid>/<24 hex>.sock, must stay within
+    // the 100 bytes semsearch allows a socket path, or it would move to /tmp)
+    const root = tempDir("fp-");
     const [home, tmp, project] = ["home", "tmp", "project"].map((name) => path.join(root, name)) as [string, string, string];
     mkdirSync(home);
     mkdirSync(tmp);
