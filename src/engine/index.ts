@@ -42,6 +42,7 @@ export { modelsDir } from "./embedding/models-dir.js";
 export { confinedBase, displayReference } from "./images/reference.js";
 export { formatBytes as formatByteLimit } from "./images/byte-limit.js";
 export { integerIn } from "./params.js";
+export { processAlive } from "./owner.js";
 export { DEFAULT_PROJECT_DIR, findProjectDir } from "./project.js";
 export type { WorkerState } from "./project.js";
 export { parseJsonText } from "./objects/parse.js";

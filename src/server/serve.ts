@@ -86,6 +86,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, onReque
 export async function startServer(engine: Engine, options: ServeOptions): Promise<RunningServer> {
   const gate = searchGate(options);
   const spool = options.bodySpool ?? bodySpool(options);
+  spool.removeAbandoned();
   const app = createApp(engine, { ...options, searchGate: gate, bodySpool: spool });
   let stopping = false;
   const shuttingDown = () => jsonResponse(errorBody(new RequestRefusedError(503, "SHUTTING_DOWN", "The server is stopping")), 503, { "Retry-After": "1", connection: "close" });

@@ -10,7 +10,7 @@ import { open, type FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
-import { EnvironmentError, formatByteLimit, RequestRefusedError, SemsearchError, systemErrorCode } from "../engine/index.js";
+import { EnvironmentError, formatByteLimit, processAlive, RequestRefusedError, SemsearchError, systemErrorCode } from "../engine/index.js";
 import { checkDeclaredLength, limitedStream, OBJECTS_HINT } from "./body.js";
 
 /** A body received to a file; `release` removes the file (call it once the work is done). */
@@ -29,15 +29,8 @@ export interface BodySpoolOptions {
 
 const PREFIX = "semsearch-bodies-";
 
-/** Whether a process runs with this id (one of another user's counts as running). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "ESRCH";
-  }
-}
+/** A body directory's name: the prefix, then the server's process id. */
+const DIRECTORY = new RegExp(`^${PREFIX}(\\d+)-`);
 
 /** Removes the body directories of servers that were killed (its name holds the server's process id). */
 function removeAbandoned(parent: string): void {
@@ -48,8 +41,8 @@ function removeAbandoned(parent: string): void {
     return;
   }
   for (const name of names) {
-    const pid = Number(new RegExp(`^${PREFIX}(\\d+)-`).exec(name)?.[1] ?? Number.NaN);
-    if (!Number.isInteger(pid) || pid === process.pid || running(pid)) continue;
+    const pid = Number(DIRECTORY.exec(name)?.[1] ?? Number.NaN);
+    if (!Number.isInteger(pid) || pid === process.pid || processAlive(pid)) continue;
     try {
       rmSync(path.join(parent, name), { recursive: true, force: true });
     } catch {
@@ -73,8 +66,10 @@ export class BodySpool {
   private held = 0;
   private files = 0;
 
-  /** Removes what killed servers left in the temporary directory at once, not at this server's first body. */
-  constructor(private readonly options: BodySpoolOptions) {
+  constructor(private readonly options: BodySpoolOptions) {}
+
+  /** Removes what killed servers left in the temporary directory (a server does at its start, not at its first body). */
+  removeAbandoned(): void {
     removeAbandoned(this.parent());
   }
 
@@ -85,10 +80,8 @@ export class BodySpool {
   /** This server's directory, made at the first body (mode 700: mkdtemp's). */
   private directory(): string {
     if (this.dir === null) {
-      const parent = this.parent();
-      removeAbandoned(parent);
       try {
-        this.dir = mkdtempSync(path.join(parent, `${PREFIX}${process.pid}-`));
+        this.dir = mkdtempSync(path.join(this.parent(), `${PREFIX}${process.pid}-`));
       } catch (error) {
         throw spoolError(error);
       }

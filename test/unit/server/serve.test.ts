@@ -1,9 +1,11 @@
 /** The server's limits, in process over loopback: header size, slow clients, stopping. */
+import { existsSync, mkdirSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Engine } from "../../../src/engine/index.js";
 import { isLoopback, startServer, type RunningServer } from "../../../src/server/serve.js";
+import { BodySpool } from "../../../src/server/spool.js";
 import { waitUntil } from "../../helpers/serve.js";
 import { tempDir } from "../../helpers/temp.js";
 
@@ -101,5 +103,20 @@ describe("startServer", () => {
     ["::", false],
   ])("isLoopback(%s) is %s", (host, loopback) => {
     expect(isLoopback(host)).toBe(loopback);
+  });
+});
+
+describe("bodies' directories", () => {
+  it("a server removes what killed servers left in the temporary directory when it starts", async () => {
+    const parent = tempDir();
+    const dead = path.join(parent, "semsearch-bodies-999999999-abc");
+    mkdirSync(dead);
+    const engine = new Engine({ projectDir: path.join(tempDir(), "p") });
+    const started = await startServer(engine, { host: "127.0.0.1", port: 0, checkKey: null, bodySpool: new BodySpool({ maxBytes: 1000, parent }) });
+    try {
+      expect(existsSync(dead)).toBe(false);
+    } finally {
+      await started.stop();
+    }
   });
 });
