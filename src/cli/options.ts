@@ -3,7 +3,7 @@ import { isUtf8 } from "node:buffer";
 import path from "node:path";
 import { constants } from "node:fs";
 import { createReadStream, fstatSync, statSync } from "node:fs";
-import { access, readFile, stat } from "node:fs/promises";
+import { access, stat } from "node:fs/promises";
 import { InvalidArgumentError, type Command } from "commander";
 import { warn } from "./output.js";
 import { Engine, UsageError, DEFAULT_PROJECT_DIR, findProjectDir, formatByteLimit, type ObjectsInput } from "../engine/index.js";
@@ -70,13 +70,6 @@ export function keyValueArg(value: string, previous: Record<string, string> = {}
   return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
 }
 
-/** Reads all of standard input as text. */
-export async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 function refuseTerminalStdin(): void {
   if (process.stdin.isTTY) throw new UsageError("NO_INPUT", "Reading from standard input, but it is a terminal: pipe the input in");
 }
@@ -85,19 +78,6 @@ function unreadable(file: string, error: unknown): UsageError {
   const code = (error as NodeJS.ErrnoException).code;
   const reason = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : (error as Error).message;
   return new UsageError("INPUT_NOT_READABLE", `Cannot read ${file}: ${reason}`);
-}
-
-/** Reads a file, or standard input for `-`; a missing file is a usage error naming it. */
-export async function readInput(file: string): Promise<{ text: string; source: string }> {
-  if (file === "-") {
-    refuseTerminalStdin();
-    return { text: await readStdin(), source: "<stdin>" };
-  }
-  try {
-    return { text: await readFile(file, "utf8"), source: file };
-  } catch (error) {
-    throw unreadable(file, error);
-  }
 }
 
 /** Whether `file` is this process's standard input: `-`, or a path to the same file (`/dev/stdin`, `/proc/self/fd/0`, the FIFO it reads). */
@@ -112,20 +92,22 @@ export function isStandardInput(file: string): boolean {
 }
 
 /**
- * The text of an argument given as a file (`--query-file`, `--filter-file`), or standard input for
- * `-`: read up to `maxBytes` (more is a usage error naming the option), without its last line end,
- * as a shell's `$(cat file)` would give it; text that is not UTF-8 is a usage error too.
+ * The text of a file, or of standard input for `-` (or another name of it, which is refused on a
+ * terminal as `-` is): at most `maxBytes` (more is a usage error naming `label`), UTF-8 (malformed
+ * bytes are refused, as objects add refuses them, rather than read as U+FFFD: a filter value would
+ * match nothing, and say nothing).
  */
-export async function readArgumentFile(file: string, option: string, maxBytes: number): Promise<string> {
-  const stream = file === "-" ? (refuseTerminalStdin(), process.stdin) : createReadStream(file);
+export async function readInput(file: string, label: string, maxBytes: number): Promise<{ text: string; source: string }> {
+  const stdin = isStandardInput(file);
+  const source = file === "-" ? "<stdin>" : file;
+  if (stdin) refuseTerminalStdin();
+  const stream = file === "-" ? process.stdin : createReadStream(file);
   const chunks: Buffer[] = [];
   let size = 0;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > maxBytes) {
-        throw new UsageError("INPUT_TOO_LARGE", `${option} ${file === "-" ? "<stdin>" : file}: more than ${formatByteLimit(maxBytes)}`);
-      }
+      if (size > maxBytes) throw new UsageError("INPUT_TOO_LARGE", `${label} ${source}: more than ${formatByteLimit(maxBytes)}`);
       chunks.push(chunk);
     }
   } catch (error) {
@@ -134,11 +116,14 @@ export async function readArgumentFile(file: string, option: string, maxBytes: n
   } finally {
     if (file !== "-") (stream as ReturnType<typeof createReadStream>).destroy();
   }
-  // Malformed bytes are refused, as objects add refuses them, rather than read as U+FFFD (a filter
-  // value would match nothing, and say nothing).
   const bytes = Buffer.concat(chunks);
-  if (!isUtf8(bytes)) throw new UsageError("INPUT_NOT_UTF8", `${option} ${file === "-" ? "<stdin>" : file}: not UTF-8 text (convert it to UTF-8, e.g. with iconv)`);
-  return bytes.toString("utf8").replace(/\r?\n$/, "");
+  if (!isUtf8(bytes)) throw new UsageError("INPUT_NOT_UTF8", `${label} ${source}: not UTF-8 text (convert it to UTF-8, e.g. with iconv)`);
+  return { text: bytes.toString("utf8"), source };
+}
+
+/** An argument given as a file (`--query-file`, `--filter-file`), without its last line end, as a shell's `$(cat file)` would give it. */
+export async function readArgumentFile(file: string, option: string, maxBytes: number): Promise<string> {
+  return (await readInput(file, option, maxBytes)).text.replace(/\r?\n$/, "");
 }
 
 /**

@@ -17,6 +17,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHub, type HubServer } from "../../src/torture/hub-server.js";
 import { cliJson, ROOT, runCli, SAMPLE, tempProject, type RunOptions } from "../helpers/cli.js";
+import { Terminal } from "../helpers/pty.js";
 import { call, serve } from "../helpers/serve.js";
 import { tempDir } from "../helpers/temp.js";
 
@@ -90,6 +91,18 @@ describe("long queries and filters, as arguments up to the documented limits and
     writeFileSync(filterFile, "x".repeat(1024 * 1024 + 1));
     const huge = await runCli(["--project", project, "search", id, "bicycle", "--filter-file", filterFile]);
     expect([huge.exitCode, huge.stderr]).toEqual([2, expect.stringContaining(`--filter-file ${filterFile}: more than`)]);
+  });
+
+  it("in a terminal, standard input under any name is refused rather than waited on", async () => {
+    for (const name of ["-", "/dev/stdin"]) {
+      const terminal = new Terminal(["--project", project, "search", id, "--query-file", name, "--no-interactive"]);
+      try {
+        await terminal.waitFor(/standard input, but it is a terminal/);
+        expect(await terminal.exited).toBe(2);
+      } finally {
+        terminal.kill();
+      }
+    }
   });
 
   it("says what is wrong with the sources", async () => {

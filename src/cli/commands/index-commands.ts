@@ -24,11 +24,14 @@ function withName(body: unknown, name: string | undefined): unknown {
   return body;
 }
 
+/** Largest --config file read: a create-index body over HTTP is at most 1 MiB too. */
+const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
+
 export async function indexCreate(options: IndexCreateOptions): Promise<void> {
   checkNoMix(options, options.config);
   let body: unknown;
   if (options.config !== undefined) {
-    const input = await readInput(options.config);
+    const input = await readInput(options.config, "--config", MAX_CONFIG_FILE_BYTES);
     body = parseJsonText(input.text, input.source);
   } else {
     body = indexBodyFromFlags(options);
