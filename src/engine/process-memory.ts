@@ -17,7 +17,7 @@ function readText(file: string): string | null {
  * own group only, so a service in a limited slice (its own group unlimited) counted the machine's
  * memory. `root` is the file system's root (tests pass another).
  */
-function cgroupLimit(root: string): number | null {
+export function cgroupLimit(root: string): number | null {
   const limits: number[] = [];
   for (const line of (readText(path.join(root, "proc/self/cgroup")) ?? "").split("\n")) {
     const [, controllers, group] = /^\d+:([^:]*):(\/.*)$/.exec(line) ?? [];

@@ -109,39 +109,4 @@ describe("vectorCacheBytes", () => {
     // 300,000 vectors of 512 dimensions and their sums of squares fit beside nothing else on a 4 GiB machine
     expect(300_000 * (512 * 4 + 8)).toBeLessThan(defaultBudget(4 * GiB));
   });
-
-  it("reads the machine's memory, or a smaller container limit", () => {
-    expect(processMemory()).toBeGreaterThan(0);
-    expect(processMemory()).toBeLessThanOrEqual(totalmem());
-  });
-
-  /** A file system root holding only /proc/self/cgroup and the given files. */
-  function fakeRoot(cgroup: string, files: Record<string, string>): string {
-    const root = tempDir();
-    for (const [file, text] of Object.entries({ "proc/self/cgroup": cgroup, ...files })) {
-      mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-      writeFileSync(path.join(root, file), text);
-    }
-    return root;
-  }
-
-  const GiB = 1024 ** 3;
-
-  it("takes a limit set on a cgroup above the process's own (a service in a limited slice), which Node does not", () => {
-    // cgroup v1: the process's own group has no limit; its parent's shows as hierarchical_memory_limit
-    const v1 = fakeRoot("4:memory:/slice/service\n3:cpu,cpuacct:/\n", {
-      "sys/fs/cgroup/memory/slice/service/memory.limit_in_bytes": "9223372036854771712\n",
-      "sys/fs/cgroup/memory/slice/service/memory.stat": `cache 0\nhierarchical_memory_limit ${2 * GiB}\nrss 0\n`,
-    });
-    expect(processMemory(v1)).toBe(2 * GiB);
-    // cgroup v2: memory.max of each group from the process's up to the root, the least of them
-    const v2 = fakeRoot("0::/slice/service\n", {
-      "sys/fs/cgroup/memory.max": "max\n",
-      "sys/fs/cgroup/slice/memory.max": `${3 * GiB}\n`,
-      "sys/fs/cgroup/slice/service/memory.max": "max\n",
-    });
-    expect(processMemory(v2)).toBe(3 * GiB);
-    // no cgroup files (another system, or a container without them): the machine's memory, or Node's limit
-    expect(processMemory(fakeRoot("", {}))).toBe(processMemory());
-  });
 });
