@@ -331,10 +331,12 @@ export class Project {
    * cannot be derived from anything else). A project that does not exist yet has no indexes.
    */
   indexes(): IndexRecord[] {
-    const read = readState(this.catalogFile, CatalogSchema);
+    let read = readState(this.catalogFile, CatalogSchema);
+    if (!read.ok && read.missing) {
+      if (!this.exists()) return [];
+      read = readState(this.catalogFile, CatalogSchema); // created meanwhile (exists() would have refused a lost one): read once more
+    }
     if (!read.ok) {
-      if (read.missing && !this.exists()) return [];
-      if (read.missing) return this.indexes(); // created meanwhile
       throw damaged(this.catalogFile, read.reason, "It lists the indexes and their configurations. Restore it from a backup, or move the project aside and create the indexes again.");
     }
     const ids = new Set<string>();

@@ -14,7 +14,7 @@ import { lstat, readlink, realpath } from "node:fs/promises";
 import path from "node:path";
 
 /** Symbolic links followed in one path at most (Linux's limit, after which it fails with ELOOP). */
-export const MAX_SYMBOLIC_LINKS = 40;
+const MAX_SYMBOLIC_LINKS = 40;
 
 /**
  * `real`: the file's path with every link resolved, inside the root; `outside`: the path, or a link
