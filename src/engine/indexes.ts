@@ -126,24 +126,27 @@ export async function listIndexes(ctx: EngineContext): Promise<IndexInfo[]> {
 
 export async function deleteIndex(ctx: EngineContext, idOrName: string): Promise<string> {
   const { id } = findIndex(ctx, idOrName);
+  // Every table the index may have (those it does not have are skipped when dropped).
   const journal = { ...currentOwner(), op: "delete" as const, id, tables: [indexTableName(id), segmentTableName(id), imageTableName(id)] };
-  // The journal names the tables to drop before the catalog forgets the index, and is written before
-  // the store is opened: opening finishes other interrupted work, index work first, so this delete
-  // goes through even when another (a delete of objects, which reaches every index) cannot finish
-  // because this index's tables are damaged. Another index journal pending is finished first.
-  const started = await ctx.project.locked(async () => {
-    if (ctx.project.unfinishedIndexWork() !== null) return false;
+  const record = () => {
     findIndex(ctx, id); // (deleted meanwhile: not found)
     ctx.project.beginIndexWork(journal);
     failpoint("index-delete:journal");
+  };
+  // The journal is written before the store is opened: opening finishes interrupted work, index work
+  // first, so this delete goes through even when another (a delete of objects, which reaches every
+  // index) cannot finish because this index's tables are damaged. Only while another index's work is
+  // pending is it written later, once that work is finished.
+  const recorded = await ctx.project.locked(async () => {
+    if (ctx.project.unfinishedIndexWork() !== null) return false;
+    record();
     return true;
   });
   const store = await ctx.store();
   await ctx.locked(async () => {
-    if (started) return; // finished by the recovery every writer runs first (journals.ts)
-    findIndex(ctx, id);
-    ctx.project.beginIndexWork(journal);
-    failpoint("index-delete:journal");
+    // Taking the lock finishes every journal left (journals.ts), this one too once recorded: that is the delete.
+    if (recorded) return;
+    record();
     await finishIndexWork(ctx.project, store);
   });
   return id;
