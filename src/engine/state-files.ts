@@ -7,18 +7,10 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import * as v from "valibot";
 import { EnvironmentError, fsError } from "./errors.js";
-import { jsonErrorOffset } from "./objects/json-error.js";
+import { notJsonReason } from "./json-error.js";
 
 /** Why a state file could not be read: missing, or present but damaged (with the reason). */
 export type StateRead<T> = { ok: true; value: T } | { ok: false; missing: boolean; reason: string };
-
-/** Where a text stops being JSON, as a line and column (UTF-16 code units, from 1). */
-function whereNotJson(text: string): string {
-  const offset = jsonErrorOffset(text);
-  const before = text.slice(0, Math.max(0, offset));
-  const line = before.split("\n").length;
-  return offset < 0 || offset >= text.length ? `it ends early, at line ${line}` : `line ${line}, column ${offset - before.lastIndexOf("\n")}`;
-}
 
 /**
  * Reads and checks a JSON state file. Faults of the file system are thrown (EnvironmentError).
@@ -38,7 +30,7 @@ export function readState<T>(file: string, schema: v.GenericSchema<unknown, T>):
   try {
     value = JSON.parse(text);
   } catch {
-    return { ok: false, missing: false, reason: `not valid JSON (${whereNotJson(text)})` };
+    return { ok: false, missing: false, reason: notJsonReason(text) };
   }
   const result = v.safeParse(schema, value);
   // The value as parsed, not valibot's copy: records keep keys such as "__proto__" as JSON.parse made them (own data properties).
