@@ -10,7 +10,7 @@ import { notJsonReason } from "../json-error.js";
 import { modelFileStat, modelsFsError } from "./model-cache.js";
 
 /** Model config files are small; a larger one is refused rather than read (tokenizer.json is not read here). */
-export const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
+const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
 
 const REPAIR_HINT = "Download the model again, or fix the folder.";
 
