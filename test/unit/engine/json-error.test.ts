@@ -45,6 +45,26 @@ describe("jsonErrorOffset", () => {
     expect(jsonErrorOffset('{"a":'.repeat(200_000) + "x")).toBe(1_000_000);
   });
 
+  it("tells objects from arrays at every depth (mixed nesting 10,000 deep)", () => {
+    const kinds = Array.from({ length: 10_000 }, (_, level) => (level * 7) % 3 === 0);
+    const opens = kinds.map((object) => (object ? '{"k":' : "[")).join("");
+    const closes = kinds.map((object) => (object ? "}" : "]")).reverse();
+    expect(jsonErrorOffset(opens + "1" + closes.join(""))).toBeNull();
+    for (const level of [0, 7, 8, 511, 512, 513, 9_999]) {
+      const wrong = [...closes];
+      const at = closes.length - 1 - level;
+      wrong[at] = wrong[at] === "}" ? "]" : "}";
+      const text = opens + "1" + wrong.join("");
+      expect(jsonErrorOffset(text), `level ${level}`).toBe(opens.length + 1 + at);
+      expect(parses(text)).toBe(false);
+    }
+  });
+
+  // 250 MB of text: run with SEMSEARCH_LARGE_TESTS=1.
+  it.runIf(process.env.SEMSEARCH_LARGE_TESTS)("250 million [ (a model file just under the 256 MB looked into): the offset, not a crash", () => {
+    expect(jsonErrorOffset("[".repeat(250_000_000))).toBe(250_000_000);
+  }, 120_000);
+
   it("agrees with JSON.parse on validity", () => {
     for (const text of ["{", "[1,]", '{"a":1,}', "nul", "-", "1.", '"abc', "[true false]", '{"k":"v"}', "\uFEFF{}"]) {
       expect(jsonErrorOffset(text) === null, text).toBe(parses(text));
