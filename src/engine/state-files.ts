@@ -6,25 +6,18 @@
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import * as v from "valibot";
+import { checkContent } from "./content-issues.js";
 import { EnvironmentError, fsError } from "./errors.js";
-import { jsonErrorOffset } from "./objects/json-error.js";
+import { notJsonReason } from "./json-error.js";
 
 /** Why a state file could not be read: missing, or present but damaged (with the reason). */
 export type StateRead<T> = { ok: true; value: T } | { ok: false; missing: boolean; reason: string };
 
-/** Where a text stops being JSON, as a line and column (UTF-16 code units, from 1). */
-function whereNotJson(text: string): string {
-  const offset = jsonErrorOffset(text);
-  const before = text.slice(0, Math.max(0, offset));
-  const line = before.split("\n").length;
-  return offset < 0 || offset >= text.length ? `it ends early, at line ${line}` : `line ${line}, column ${offset - before.lastIndexOf("\n")}`;
-}
-
 /**
  * Reads and checks a JSON state file. Faults of the file system are thrown (EnvironmentError).
- * The reason for a damaged file says where it is wrong and what was expected, never what it holds:
- * the file may be a link to another one, and errors reach logs and HTTP clients (JSON.parse's
- * message and valibot's "but received …" quote the text).
+ * The reason for a damaged file says where it is wrong and what was expected, never what it holds
+ * (json-error.ts, content-issues.ts): the file may be a link to another one, and errors reach logs
+ * and HTTP clients.
  */
 export function readState<T>(file: string, schema: v.GenericSchema<unknown, T>): StateRead<T> {
   let text: string;
@@ -38,15 +31,13 @@ export function readState<T>(file: string, schema: v.GenericSchema<unknown, T>):
   try {
     value = JSON.parse(text);
   } catch {
-    return { ok: false, missing: false, reason: `not valid JSON (${whereNotJson(text)})` };
+    return { ok: false, missing: false, reason: notJsonReason(text) };
   }
-  const result = v.safeParse(schema, value);
+  const result = checkContent(schema, value);
   // The value as parsed, not valibot's copy: records keep keys such as "__proto__" as JSON.parse made them (own data properties).
-  if (result.success) return { ok: true, value: value as T };
-  const issue = result.issues[0];
-  const where = (issue.path ?? []).map((item) => String(item.key)).join(".");
-  const expected = issue.expected === null ? issue.message : `expected ${issue.expected}`;
-  return { ok: false, missing: false, reason: `${where ? `${where}: ` : ""}${expected}` };
+  if (result.ok) return { ok: true, value: value as T };
+  const issue = result.issues[0] as (typeof result.issues)[number];
+  return { ok: false, missing: false, reason: `${issue.path ? `${issue.path}: ` : ""}${issue.message}` };
 }
 
 /** The error for a state file that is damaged and cannot be derived again. */

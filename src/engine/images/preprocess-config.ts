@@ -3,6 +3,7 @@
  * what images/decode.ts needs to turn an image into a vision model's `pixel_values` row. Pure.
  */
 import * as v from "valibot";
+import { checkContent } from "../content-issues.js";
 import { ValidationError } from "../errors.js";
 
 /** The sharp kernels used for PIL's `resample` filters. */
@@ -70,18 +71,9 @@ type PreprocessorJson = v.InferOutput<typeof PreprocessorSchema>;
  * Python's CLIPImageProcessor reads it. Throws ValidationError MODEL_UNSUPPORTED naming the bad field.
  */
 export function parsePreprocessorConfig(json: unknown): ClipPreprocessConfig {
-  const result = v.safeParse(PreprocessorSchema, json, { message: expectedOnly });
-  if (!result.success) {
-    const issues = result.issues.map((issue) => ({ path: v.getDotPath(issue) ?? "(file)", message: issue.message }));
-    throw invalidConfig(issues);
-  }
+  const result = checkContent(PreprocessorSchema, json);
+  if (!result.ok) throw invalidConfig(result.issues.map((issue) => ({ path: issue.path || "(file)", message: issue.message })));
   return normalizeConfig(result.output);
-}
-
-/** What a field must be, for checks without a message of their own: never the value found (the file's content is not quoted). */
-function expectedOnly(issue: v.BaseIssue<unknown>): string {
-  const wanted: Record<string, string> = { safe_integer: "a whole number", finite: "a finite number" };
-  return `expected ${wanted[issue.type] ?? issue.expected ?? issue.type}`;
 }
 
 function normalizeConfig(c: PreprocessorJson): ClipPreprocessConfig {

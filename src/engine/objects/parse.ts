@@ -6,7 +6,7 @@
 import { ValidationError } from "../errors.js";
 import { isPlainObject, ownValue } from "../fields.js";
 import type { JsonObject } from "../types.js";
-import { jsonErrorOffset } from "./json-error.js";
+import { jsonErrorOffset } from "../json-error.js";
 
 export interface ParsedObject {
   object: JsonObject;
@@ -24,7 +24,7 @@ export function lineOf(text: string, offset: number): number {
 /** `source:line` of the first invalid character of a JSON text. */
 export function syntaxWhere(text: string, source: string): string {
   const offset = jsonErrorOffset(text);
-  return offset < 0 ? source : `${source}:${lineOf(text, offset)}`;
+  return offset === null ? source : `${source}:${lineOf(text, offset)}`;
 }
 
 /** How deep objects and lists may nest in an object (the object itself is level 1). */

@@ -1,55 +1,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { EnvironmentError } from "../../../src/engine/errors.js";
-import { firstNotJson, jsonErrorOffset, notJsonError, readModelJson } from "../../../src/engine/embedding/model-json.js";
+import { firstNotJson, notJsonError, readModelJson } from "../../../src/engine/embedding/model-json.js";
 import { tempDir } from "../../helpers/temp.js";
-
-const parses = (text: string) => {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-describe("jsonErrorOffset", () => {
-  it.each<[string, number | null]>([
-    ['{"a": [1, 2.5e-3, true, null, "x\\u00e9\\n"]}', null],
-    ["  []  ", null],
-    ["", 0],
-    ["SECRET{", 0],
-    ['{"a": 1,}', 8],
-    ['{"a" 1}', 5],
-    ["[1, 2", 5],
-    ['{"a": "unterminated', 19],
-    ["[01]", 2],
-    ["[1.]", 2],
-    ['["a\\x"]', 3],
-    ['["tab\there"]', 5],
-    ["{} {}", 3],
-    ["[".repeat(100_000) + "]".repeat(100_000), null],
-  ])("%j → %j", (text, offset) => {
-    expect(jsonErrorOffset(text)).toBe(offset);
-    expect(offset === null).toBe(parses(text));
-  });
-
-  it("property: finds a fault exactly when JSON.parse fails, on JSON and on JSON with one character changed", () => {
-    const json = fc.json({ maxDepth: 4 });
-    const mutated = fc.tuple(json, fc.nat(), fc.constantFrom("", "{", "}", "[", "]", ",", ":", '"', "\\", "1", "e", "-", " ", ".", "t", "\n")).map(([text, at, c]) => {
-      const i = at % (text.length + 1);
-      return text.slice(0, i) + c + text.slice(i + 1);
-    });
-    fc.assert(
-      fc.property(fc.oneof(json, mutated, fc.string()), (text) => {
-        expect(jsonErrorOffset(text) === null).toBe(parses(text));
-      }),
-      { numRuns: 3000 },
-    );
-  });
-});
 
 describe("errors about model JSON files", () => {
   const dir = tempDir();
@@ -68,6 +22,13 @@ describe("errors about model JSON files", () => {
     expect(JSON.stringify(error.toJSON())).not.toContain("SECRET");
     expect(() => readModelJson(file)).toThrow(error.message);
     expect(firstNotJson([path.join(dir, "absent.json"), file])?.message).toBe(error.message);
+  });
+
+  it("a config file nested deeper than the stack: the line and column of its fault", () => {
+    const file = path.join(dir, "deep.json");
+    writeFileSync(file, '{"architectures":\n' + "[".repeat(200_000) + "SECRET");
+    expect(() => readModelJson(file)).toThrow(`The model file ${file} is not valid JSON (line 2, column 200001)`);
+    expect(firstNotJson([file])?.message).toBe(`The model file ${file} is not valid JSON (line 2, column 200001)`);
   });
 
   it("readModelJson: an object, undefined for another value or an absent file", () => {

@@ -66,9 +66,12 @@ describe("Project", () => {
       ["SECRET:x:0:0:root:/root:/bin/bash\n", "not valid JSON (line 1, column 1)"],
       ['{"version":1,\n "indexes":[SECRET]}', "not valid JSON (line 2, column 13)"],
       ['{"version":1,"indexes":[{"id":"idx_a"', "not valid JSON (it ends early, at line 1)"],
+      ["[".repeat(200_000), "not valid JSON (it ends early, at line 1)"],
+      ['{"version":1,"indexes":\n' + "[".repeat(200_000) + "SECRET", "not valid JSON (line 2, column 200001)"],
       [JSON.stringify({ version: "SECRET", indexes: [] }), "version: expected 1"],
       [JSON.stringify({ version: 1, indexes: [{ ...record, id: "SECRET" }] }), "indexes.0.id: expected /^idx_[a-z0-9]+$/"],
       [JSON.stringify({ version: 1, indexes: [{ ...record, dimension: "SECRET" }] }), "indexes.0.dimension: expected number"],
+      [JSON.stringify({ version: 1, indexes: [{ ...record, dimension: 7777777.5 }] }), "indexes.0.dimension: expected a whole number"],
     ];
     for (const [text, reason] of cases) {
       writeFileSync(catalog, text);
@@ -80,8 +83,8 @@ describe("Project", () => {
         }
         throw new Error(`${text} was read`);
       })();
-      expect(error.message, text).toContain(`${catalog} is damaged: ${reason}`);
-      expect(JSON.stringify({ message: error.message, hint: (error as { hint?: string }).hint }), text).not.toContain("SECRET");
+      expect(error.message, text.slice(0, 80)).toContain(`${catalog} is damaged: ${reason}`);
+      expect(JSON.stringify({ message: error.message, hint: (error as { hint?: string }).hint }), text.slice(0, 80)).not.toMatch(/SECRET|7777777/);
     }
   });
 
