@@ -8,12 +8,23 @@ import path from "node:path";
 import { EnvironmentError } from "../errors.js";
 
 /**
- * A table found unreadable or missing. `reason`: what could not be read (LanceDB's first line),
- * absent when the table is missing; `expectedBecause`: why a missing table should be there.
+ * The step of a table's check that failed, which is all a message says of the damage: LanceDB's text
+ * (which may quote the files' content) stays in the error's cause, never shown.
+ * - `folder`: a folder of the table's directory (`_versions`, `data`…) is a file or anything else;
+ * - `manifest`: the table does not open at its latest version (its version manifest);
+ * - `index files`: the folder of one of its indexes is missing or empty;
+ * - `data`: a scan of a column failed (a data file missing or cut short);
+ * - `full-text index`, `vector index`: a query of that index failed;
+ * - `listing`: the database cannot list its tables.
  */
+export type TableFault =
+  | { step: "folder"; folder: string }
+  | { step: "manifest" | "index files" | "data" | "full-text index" | "vector index" | "listing" };
+
+/** A table found unreadable (`fault`) or missing (`expectedBecause`: why it should be there). */
 export interface DamagedTable {
   name: string;
-  reason?: string;
+  fault?: TableFault;
   expectedBecause?: string;
 }
 
@@ -22,20 +33,36 @@ function indexOf(table: string): string | null {
   return /^(?:index|segments|images)_(idx_[a-z0-9]+)$/.exec(table)?.[1] ?? null;
 }
 
-/** Shortens a reason to its first line and a few hundred characters. */
-export function firstLine(text: string): string {
-  const line = text.split("\n")[0]?.trim() ?? "";
-  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+/** What was found wrong with the table in `dir` (its directory), and where. */
+function describeFault(fault: TableFault, dir: string): string {
+  switch (fault.step) {
+    case "folder":
+      return `${fault.folder} is not a folder (${path.join(dir, fault.folder)})`;
+    case "manifest":
+      return `its latest version manifest is missing or unreadable (${path.join(dir, "_versions")})`;
+    case "index files":
+      return `the files of one of its indexes are missing (${path.join(dir, "_indices")})`;
+    case "data":
+      return `a data file is missing or unreadable (a scan of its rows failed, in ${path.join(dir, "data")})`;
+    case "full-text index":
+    case "vector index":
+      return `its ${fault.step} is unreadable (a query of it failed, in ${path.join(dir, "_indices")})`;
+    case "listing":
+      return `the database cannot list its tables (${path.dirname(dir)})`;
+  }
 }
 
-/** EnvironmentError CORRUPT_TABLE naming each damaged table of the database in `dataDir`, its directory and the project. */
+/**
+ * EnvironmentError CORRUPT_TABLE naming each damaged table of the database in `dataDir`, its directory
+ * and the project, and what was found wrong; `cause` (LanceDB's error) is kept but not shown.
+ */
 export function damagedTablesError(dataDir: string, tables: readonly DamagedTable[], cause?: unknown): EnvironmentError {
   const project = path.dirname(dataDir);
   const where = (table: string) => path.join(dataDir, `${table}.lance`);
   const described = tables.map((table) =>
-    table.reason === undefined
+    table.fault === undefined
       ? `${table.name} is missing (${where(table.name)} is not there${table.expectedBecause ? `, while ${table.expectedBecause}` : ""})`
-      : `${table.name} cannot be read (${where(table.name)}: ${table.reason})`,
+      : `${table.name} cannot be read: ${describeFault(table.fault, where(table.name))}`,
   );
   const message = `The project ${project} is damaged: its table ${described.join("; its table ")}`;
   const indexes = [...new Set(tables.map((table) => indexOf(table.name)).filter((id): id is string => id !== null))];

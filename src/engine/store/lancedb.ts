@@ -10,8 +10,9 @@
 import { accessSync, constants as fsConstants, lstatSync, readdirSync, statfsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { constants } from "node:os";
+import path from "node:path";
 import { environmentError, InternalError, SemsearchError } from "../errors.js";
-import { damagedTablesError, firstLine, type DamagedTable } from "./damage.js";
+import { damagedTablesError, type TableFault } from "./damage.js";
 import type { FilterRecord } from "../filter-fields.js";
 import { sqlIn, sqlNumber } from "./sql.js";
 import { byScore, cosines, NO_ROWS, reorderRows, RowIndex, squaredNorm, type RowVectors, type ScoredRows } from "./rows.js";
@@ -244,11 +245,11 @@ const TABLE_FOLDERS = ["_versions", "_transactions", "_indices", "_deletions", "
  * place), or null. Reads need some of them only, but every write makes its files in them, and
  * LanceDB then fails with "File exists", which says nothing of the damage.
  */
-function tableFolderFault(tableDir: string): string | null {
+function tableFolderFault(tableDir: string): TableFault | null {
   for (const folder of TABLE_FOLDERS) {
-    const where = `${tableDir}/${folder}`;
+    const where = path.join(tableDir, folder);
     try {
-      if (!lstatSync(where).isDirectory()) return `${folder} is not a folder (${where})`;
+      if (!lstatSync(where).isDirectory()) return { step: "folder", folder };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw environmentError(error, `Cannot read ${where}`) ?? error;
     }
@@ -266,11 +267,106 @@ function indexFiles(folder: string): number {
   }
 }
 
-async function wrap<T>(dir: string, what: string, fn: () => Promise<T>): Promise<T> {
+/** What a check of a table found: nothing (null), a fault, or the machine's fault that stopped it. */
+type Probe = { fault: TableFault; cause: unknown } | SemsearchError | null;
+
+/**
+ * Runs the steps of a check of table `name` of the database in `dir`. Each says, before it runs, which
+ * fault its failure would be (`at`); until one does, a failure is the manifest's (the table does not
+ * open). LanceDB's error is kept as the cause, never read.
+ */
+async function probe(dir: string, name: string, steps: (at: (fault: TableFault) => void) => Promise<TableFault | null>): Promise<Probe> {
+  let current: TableFault = { step: "manifest" };
+  try {
+    const fault = await steps((fault) => (current = fault));
+    return fault && { fault, cause: undefined };
+  } catch (error) {
+    if (error instanceof SemsearchError) return error;
+    return environmentFault(dir, error, `reading table ${name}`) ?? { fault: current, cause: error };
+  }
+}
+
+/**
+ * The cheap check of a table (a few milliseconds): its folders are folders, it opens at its latest
+ * version, and each of its indexes has files. Reads no data.
+ */
+function probeFolders(db: Connection, dir: string, name: string): Promise<Probe> {
+  const tableDir = path.join(dir, `${name}.lance`);
+  return probe(dir, name, async (at) => {
+    const folder = tableFolderFault(tableDir);
+    if (folder !== null) return folder;
+    const table = await db.openTable(name);
+    try {
+      const indices = await table.listIndices();
+      at({ step: "index files" });
+      for (const { indexUuid } of indices) {
+        if (indexUuid !== undefined && indexFiles(path.join(tableDir, "_indices", indexUuid)) === 0) return { step: "index files" };
+      }
+    } finally {
+      table.close();
+    }
+    return null;
+  });
+}
+
+/**
+ * The thorough check of a table, for when the cheap one passes: a column scanned through every data
+ * file, and its full-text and vector indexes queried. Costs a read of the column and of the indexes.
+ */
+function probeData(db: Connection, arrow: typeof import("apache-arrow"), dir: string, name: string): Promise<Probe> {
+  return probe(dir, name, async (at) => {
+    const table = await db.openTable(name);
+    try {
+      const schema = await table.schema();
+      const indices = await table.listIndices();
+      at({ step: "data" });
+      const first = schema.fields[0]?.name;
+      if (first !== undefined) for await (const _batch of table.query().select([first])) void _batch;
+      for (const index of indices) {
+        const column = index.columns[0] ?? "";
+        if (index.indexType === "FTS") {
+          at({ step: "full-text index" });
+          await table.query().fullTextSearch("semsearch", { columns: column }).select([column]).limit(1).toArray();
+        }
+        const field = schema.fields.find((candidate) => candidate.name === column);
+        if (field && arrow.DataType.isFixedSizeList(field.type)) {
+          at({ step: "vector index" });
+          const vector = new Array<number>(field.type.listSize).fill(0);
+          vector[0] = 1;
+          await table.vectorSearch(vector).column(column).distanceType("cosine").select([column]).limit(1).toArray();
+        }
+      }
+    } finally {
+      table.close();
+    }
+    return null;
+  });
+}
+
+/**
+ * The tables the project's records list (as `read` gives them), or none when they cannot be read: a check after a failed
+ * operation then looks at the tables there only (reading the records is not what failed).
+ */
+function recordsOrNone(read: () => readonly string[]): () => readonly string[] {
+  return () => {
+    try {
+      return read();
+    } catch {
+      return [];
+    }
+  };
+}
+
+/**
+ * Runs a LanceDB operation on the database in `dir`; a failure becomes a SemsearchError: the machine's
+ * fault (a full disk…), else what `diagnose` finds (a damaged table), else InternalError STORAGE_ERROR.
+ */
+async function wrap<T>(dir: string, what: string, fn: () => Promise<T>, diagnose?: (error: unknown) => Promise<SemsearchError | null>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    throw environmentFault(dir, error, what) ?? new InternalError("STORAGE_ERROR", `${what}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    if (error instanceof SemsearchError) throw error;
+    throw environmentFault(dir, error, what) ?? (await diagnose?.(error)) ?? new InternalError("STORAGE_ERROR", `${what}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
 }
 
@@ -310,8 +406,8 @@ export class LanceStore {
   private readonly vectorSizes = new Map<string, { version: number; bytes: number }>();
   /** Of the store itself: the tables the project's records say exist (see StoreOptions.expectedTables). */
   private expectedTables: () => readonly string[] = () => [];
-  /** Of the store itself: a check of the tables under way after a failure (see damage). */
-  private damageCheck: Promise<SemsearchError | null> | null = null;
+  /** Of the store itself: checks of the tables under way after a failure, by the table and version it was of (see damage). */
+  private readonly damageChecks = new Map<string, Promise<SemsearchError | null>>();
   private closed = false;
 
   private constructor(
@@ -337,11 +433,11 @@ export class LanceStore {
     let table = this.pinnedHere.get(name);
     if (!table) {
       table = (async () => {
-        const version = await latest.wrap(`reading the version of ${name}`, async () => (await latest.table(name)).version());
+        const version = await latest.wrap(name, `reading the version of ${name}`, async () => (await latest.table(name)).version());
         this.pinnedVersions.set(name, version);
         const known = this.pinned.get(name);
         if (known?.version === version) return known.table;
-        const opened = this.wrap(`opening table ${name}`, async () => {
+        const opened = this.wrap(name, `opening table ${name}`, async () => {
           const handle = await this.db.openTable(name);
           await handle.checkout(version);
           return handle;
@@ -372,97 +468,112 @@ export class LanceStore {
   }
 
   /**
-   * Runs a LanceDB operation; a failure becomes a SemsearchError: the machine's fault (a full disk…),
-   * a damaged table (EnvironmentError CORRUPT_TABLE: every table is checked when an operation fails
-   * for another reason, see damage), else InternalError STORAGE_ERROR.
+   * Runs a LanceDB operation on `table` (null: on none in particular); a failure becomes a
+   * SemsearchError: the machine's fault (a full disk…), a damaged table (EnvironmentError
+   * CORRUPT_TABLE, see damage), else InternalError STORAGE_ERROR.
    */
-  private async wrap<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (error) {
-      if (error instanceof SemsearchError) throw error;
-      throw environmentFault(this.dir, error, what) ?? (await this.damage(error)) ?? new InternalError("STORAGE_ERROR", `${what}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-    }
+  private wrap<T>(table: string | null, what: string, fn: () => Promise<T>): Promise<T> {
+    return wrap(this.dir, what, fn, (error) => this.damage(error, table));
   }
 
   /**
-   * After an operation failed for no reason of the machine's: whether tables of the database are
-   * damaged (CORRUPT_TABLE naming them) or missing although the project says they exist; null when
-   * every table reads whole (then the failure is not the data's: a bug, or a snapshot's old version
-   * cleaned up under it). LanceDB's messages are not looked at: each table is read again, fresh.
+   * After an operation on `touched` (null: on no table in particular) failed for no reason of the
+   * machine's: whether a table of the database is damaged (CORRUPT_TABLE naming it) or missing
+   * although the project says it exists; null when the failure is not the data's (a bug, or a
+   * snapshot's old version cleaned up under it). LanceDB's messages are not looked at: tables are
+   * read again, fresh. Concurrent failures of one table and version share one check.
    */
-  private damage(cause: unknown): Promise<SemsearchError | null> {
+  private damage(cause: unknown, touched: string | null): Promise<SemsearchError | null> {
     const root = this.latest ?? this;
     if (root.closed) return Promise.resolve(null);
-    root.damageCheck ??= (async () => {
-      try {
-        // The records are read before the listing, and again for a table not there: an index deleted
-        // meanwhile leaves the catalog before its tables go, so only a table that was lost is missing.
-        const expected = () => {
-          try {
-            return new Set(root.expectedTables());
-          } catch {
-            return new Set<string>(); // the project's records cannot be read: only the tables there are checked
-          }
-        };
-        const before = expected();
-        const listed = new Set(await this.db.tableNames({ limit: 1_000_000 }));
-        const damaged: DamagedTable[] = [];
-        const still = expected();
-        for (const name of before) if (!listed.has(name) && still.has(name)) damaged.push({ name, expectedBecause: "catalog.json lists it" });
-        for (const name of [...listed].sort()) {
-          const fault = await this.probeTable(name);
-          if (fault instanceof SemsearchError) return fault;
-          if (fault !== null && (await this.db.tableNames({ limit: 1_000_000 })).includes(name)) damaged.push({ name, reason: fault });
-        }
-        return damaged.length > 0 ? damagedTablesError(this.dir, damaged, cause) : null;
-      } catch (error) {
-        return environmentFault(this.dir, error, "checking the tables") ?? damagedTablesError(this.dir, [{ name: "__manifest", reason: `the database cannot list its tables: ${firstLine(String(error instanceof Error ? error.message : error))}` }], cause);
-      }
-    })().finally(() => (root.damageCheck = null));
-    return root.damageCheck;
+    const version = touched === null ? undefined : this.pinnedVersions.get(touched);
+    const key = JSON.stringify([touched, version ?? null]);
+    let check = root.damageChecks.get(key);
+    if (!check) {
+      check = this.findDamage(cause, touched, version).finally(() => root.damageChecks.delete(key));
+      root.damageChecks.set(key, check);
+    }
+    return check;
   }
 
   /**
-   * Reads a table whole, fresh from disk: opens its latest version, scans a column (every data
-   * file), and checks its indexes' files (the full-text and vector ones by a query). Null when it
-   * reads; else why not, or the machine's fault that stopped the check.
+   * The check behind damage, cheapest first, stopping at the first table found damaged: the tables
+   * the records list are there; the touched table's folders, latest version and index files; whether
+   * a snapshot's version of it is gone (then the failure is the cleanup's, and a search runs again on
+   * the latest); the other tables' folders, versions and index files; last, the touched table's data
+   * and indexes read through (every table's when the operation was on none in particular): an
+   * operation on one table reads that table's files only.
    */
-  private async probeTable(name: string): Promise<string | SemsearchError | null> {
+  private async findDamage(cause: unknown, touched: string | null, version: number | undefined): Promise<SemsearchError | null> {
+    const cheap = (name: string) => probeFolders(this.db, this.dir, name);
+    const thorough = (name: string) => probeData(this.db, this.mod.arrow, this.dir, name);
     try {
-      const folder = tableFolderFault(`${this.dir}/${name}.lance`);
-      if (folder !== null) return folder;
-      const table = await this.db.openTable(name);
-      try {
-        const schema = await table.schema();
-        const first = schema.fields[0]?.name;
-        if (first !== undefined) for await (const _batch of table.query().select([first])) void _batch;
-        for (const index of await table.listIndices()) {
-          const folder = `${this.dir}/${name}.lance/_indices/${index.indexUuid}`;
-          if (indexFiles(folder) === 0) return `the files of its index ${index.name} are missing (${folder})`;
-          const column = index.columns[0] ?? "";
-          if (index.indexType === "FTS") await table.query().fullTextSearch("semsearch", { columns: column }).select([column]).limit(1).toArray();
-          const field = schema.fields.find((candidate) => candidate.name === column);
-          if (field && this.mod.arrow.DataType.isFixedSizeList(field.type)) {
-            const probe = new Array<number>(field.type.listSize).fill(0);
-            probe[0] = 1;
-            await table.vectorSearch(probe).column(column).distanceType("cosine").select([column]).limit(1).toArray();
-          }
-        }
-      } finally {
-        table.close();
+      const listed = await this.db.tableNames({ limit: 1_000_000 });
+      const lost = await this.lostTables(listed, recordsOrNone((this.latest ?? this).expectedTables));
+      if (lost.length > 0) return damagedTablesError(this.dir, lost.map((name) => ({ name, expectedBecause: "catalog.json lists it" })), cause);
+      const others = listed.filter((name) => name !== touched).sort();
+      if (touched === null || !listed.includes(touched)) {
+        return (await this.firstDamaged(others, cheap)) ?? (touched === null ? await this.firstDamaged(others, thorough) : null);
       }
-      return null;
+      const found = await this.firstDamaged([touched], cheap);
+      if (found) return found;
+      if (version !== undefined && !(await this.versionReadable(touched, version))) return null;
+      return (await this.firstDamaged(others, cheap)) ?? (await this.firstDamaged([touched], thorough));
     } catch (error) {
-      return environmentFault(this.dir, error, `reading table ${name}`) ?? firstLine(error instanceof Error ? error.message : String(error));
+      if (error instanceof SemsearchError) return error;
+      if ((this.latest ?? this).closed) return null; // (closed under the check)
+      return environmentFault(this.dir, error, "checking the tables") ?? damagedTablesError(this.dir, [{ name: "__manifest", fault: { step: "listing" } }], error);
     }
+  }
+
+  /** The error for the first of `names` a check finds damaged (and not dropped meanwhile: an index deleted), or null. */
+  private async firstDamaged(names: readonly string[], check: (name: string) => Promise<Probe>): Promise<SemsearchError | null> {
+    for (const name of names) {
+      const found = await check(name);
+      if (found instanceof SemsearchError) return found;
+      if (found !== null && (await this.db.tableNames({ limit: 1_000_000 })).includes(name)) return damagedTablesError(this.dir, [{ name, fault: found.fault }], found.cause);
+    }
+    return null;
+  }
+
+  /**
+   * Whether table `name` still has `version` (a snapshot's), read fresh: not once the worker's cleanup
+   * removed it (old versions are kept a minute), nor when it no longer reads while the latest does.
+   */
+  private async versionReadable(name: string, version: number): Promise<boolean> {
+    const table = await this.db.openTable(name);
+    try {
+      await table.checkout(version);
+      return true;
+    } catch (error) {
+      const fault = environmentFault(this.dir, error, `reading table ${name}`);
+      if (fault) throw fault;
+      return false;
+    } finally {
+      table.close();
+    }
+  }
+
+  /**
+   * The tables the project's records list that the database lacks, given the tables it `listed`:
+   * those not there are looked for again between two reads of the records, so a table counts as lost
+   * only when the records listed it before the tables were listed and still do after. An index
+   * created meanwhile has its tables before its record; one deleted loses its record first.
+   * `records`: the tables the records list (by default StoreOptions.expectedTables).
+   */
+  private async lostTables(listed: readonly string[], records = (this.latest ?? this).expectedTables): Promise<string[]> {
+    const before = records();
+    if (before.every((name) => listed.includes(name))) return [];
+    const again = await this.db.tableNames({ limit: 1_000_000 });
+    const still = new Set(records());
+    return before.filter((name) => still.has(name) && !again.includes(name));
   }
 
   private async table(name: string): Promise<Table> {
     if (this.latest) return this.pinnedTable(this.latest, name);
     let table = this.tables.get(name);
     if (!table) {
-      table = await this.wrap(`opening table ${name}`, () => this.db.openTable(name));
+      table = await this.wrap(name, `opening table ${name}`, () => this.db.openTable(name));
       this.tables.set(name, table);
     }
     return table;
@@ -473,7 +584,7 @@ export class LanceStore {
   }
 
   async tableNames(): Promise<string[]> {
-    return this.wrap("listing tables", () => this.db.tableNames({ limit: 1_000_000 }));
+    return this.wrap(null, "listing tables", () => this.db.tableNames({ limit: 1_000_000 }));
   }
 
   private async objectsTable(): Promise<Table | null> {
@@ -491,15 +602,8 @@ export class LanceStore {
    * lists (a data/ folder removed or replaced): an index's tables are created with it.
    */
   private async checkObjectsNotLost(names: readonly string[]): Promise<void> {
-    const root = this.latest ?? this;
-    // (the catalog is read before the tables are listed again, and once more after: see damage)
-    const before = new Set(root.expectedTables());
-    if ([...before].some((name) => !names.includes(name))) {
-      const listed = await this.tableNames();
-      const still = new Set(root.expectedTables());
-      const lost = [...before].filter((name) => still.has(name) && !listed.includes(name));
-      if (lost.length > 0) throw damagedTablesError(this.dir, lost.map((name) => ({ name, expectedBecause: "catalog.json lists it" })));
-    }
+    const lost = await this.wrap(null, "listing tables", () => this.lostTables(names));
+    if (lost.length > 0) throw damagedTablesError(this.dir, lost.map((name) => ({ name, expectedBecause: "catalog.json lists it" })));
     for (const name of names.filter((candidate) => /^index_idx_[a-z0-9]+$/.test(candidate))) {
       const rows = await this.countRows(name);
       if (rows > 0) throw damagedTablesError(this.dir, [{ name: OBJECTS_TABLE, expectedBecause: `${name} holds rows of ${rows} objects` }]);
@@ -513,9 +617,9 @@ export class LanceStore {
     if (existing) {
       // Object tables written before `base` was recorded get the column (null in their rows).
       if (!this.objectsMigrated) {
-        const schema = await this.wrap("reading the object table's schema", () => existing.schema());
+        const schema = await this.wrap(OBJECTS_TABLE, "reading the object table's schema", () => existing.schema());
         if (!schema.fields.some((field) => field.name === "base")) {
-          await this.wrap("adding a column to the object table", () => existing.addColumns([{ name: "base", valueSql: "CAST(NULL AS string)" }]));
+          await this.wrap(OBJECTS_TABLE, "adding a column to the object table", () => existing.addColumns([{ name: "base", valueSql: "CAST(NULL AS string)" }]));
         }
         this.objectsMigrated = true;
       }
@@ -530,7 +634,7 @@ export class LanceStore {
       new Field("updated_at", new Utf8(), false),
       new Field("base", new Utf8(), true),
     ]);
-    const table = await this.wrap("creating the object store", async () => {
+    const table = await this.wrap(OBJECTS_TABLE, "creating the object store", async () => {
       const created = await this.db.createEmptyTable(OBJECTS_TABLE, schema, { existOk: true });
       await created.createIndex("id", { config: this.mod.lancedb.Index.btree(), replace: true });
       return created;
@@ -544,7 +648,7 @@ export class LanceStore {
   async upsertObjects(rows: readonly ObjectRow[]): Promise<void> {
     if (rows.length === 0) return;
     const table = await this.ensureObjectsTable();
-    await this.wrap("writing objects", async () => {
+    await this.wrap(OBJECTS_TABLE, "writing objects", async () => {
       await table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows.map((row) => ({ ...row, base: row.base ?? null })));
     });
   }
@@ -553,7 +657,7 @@ export class LanceStore {
   async optimizeObjects(): Promise<void> {
     const table = await this.objectsTable();
     if (!table) return;
-    await this.wrap("compacting the object table", async () => {
+    await this.wrap(OBJECTS_TABLE, "compacting the object table", async () => {
       await table.optimize({ cleanupOlderThan: new Date(Date.now() - 60_000) });
     });
   }
@@ -561,7 +665,7 @@ export class LanceStore {
   /** The object table's current version (0 before it exists). */
   async objectsVersion(): Promise<number> {
     const table = await this.objectsTable();
-    return table ? this.wrap("reading the object table's version", () => table.version()) : 0;
+    return table ? this.wrap(OBJECTS_TABLE, "reading the object table's version", () => table.version()) : 0;
   }
 
   /**
@@ -571,7 +675,7 @@ export class LanceStore {
   async hasObjectsVersion(version: number, since: number): Promise<boolean> {
     const table = await this.objectsTable();
     if (!table) return version === 0;
-    const versions = await this.wrap("listing the object table's versions", () => table.listVersions());
+    const versions = await this.wrap(OBJECTS_TABLE, "listing the object table's versions", () => table.listVersions());
     if (version !== 0) return versions.some((entry) => entry.version === version);
     const first = Math.min(...versions.map((entry) => new Date(entry.timestamp).getTime()));
     return first >= since - 1000;
@@ -581,7 +685,7 @@ export class LanceStore {
   async maxSeq(): Promise<number> {
     const table = await this.objectsTable();
     if (!table) return 0;
-    const rows = await this.wrap("reading the highest sequence number", () =>
+    const rows = await this.wrap(OBJECTS_TABLE, "reading the highest sequence number", () =>
       table.query().select(["seq"]).orderBy({ columnName: "seq", ascending: false }).limit(1).toArrow().then(plainRows),
     );
     return rows.length > 0 ? Number(rows[0]?.seq) : 0;
@@ -596,7 +700,7 @@ export class LanceStore {
     if (!table) return;
     // An older version may predate the `base` column.
     this.objectsMigrated = false;
-    await this.wrap("rolling back the object table", async () => {
+    await this.wrap(OBJECTS_TABLE, "rolling back the object table", async () => {
       if (version === 0) {
         await table.delete("true");
         return;
@@ -611,7 +715,7 @@ export class LanceStore {
   async appendObjects(rows: readonly ObjectRow[]): Promise<void> {
     if (rows.length === 0) return;
     const table = await this.ensureObjectsTable();
-    await this.wrap("writing objects", async () => {
+    await this.wrap(OBJECTS_TABLE, "writing objects", async () => {
       await table.add(rows.map((row) => ({ ...row, base: row.base ?? null })));
     });
   }
@@ -620,9 +724,9 @@ export class LanceStore {
   async createdAt(ids: readonly string[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     const table = await this.objectsTable();
-    if (!table || ids.length === 0 || (await table.countRows()) === 0) return out;
+    if (!table || ids.length === 0 || (await this.wrap(OBJECTS_TABLE, "counting objects", () => table.countRows())) === 0) return out;
     for (const part of chunks(ids, ID_CHUNK)) {
-      const rows = await this.wrap("reading objects", () => table.query().where(sqlIn("id", part)).select(["id", "created_at"]).toArrow().then(plainRows));
+      const rows = await this.wrap(OBJECTS_TABLE, "reading objects", () => table.query().where(sqlIn("id", part)).select(["id", "created_at"]).toArrow().then(plainRows));
       for (const row of rows) out.set(String(row.id), String(row.created_at));
     }
     return out;
@@ -633,7 +737,7 @@ export class LanceStore {
     const table = await this.objectsTable();
     if (!table || ids.length === 0) return out;
     for (const part of chunks([...new Set(ids)], ID_CHUNK)) {
-      const rows = await this.wrap("reading objects", () => table.query().where(sqlIn("id", part)).toArrow().then(plainRows));
+      const rows = await this.wrap(OBJECTS_TABLE, "reading objects", () => table.query().where(sqlIn("id", part)).toArrow().then(plainRows));
       for (const row of rows) out.set(String(row.id), toObjectRow(row));
     }
     return out;
@@ -643,14 +747,14 @@ export class LanceStore {
   async sampleObjects(limit: number): Promise<ObjectRow[]> {
     const table = await this.objectsTable();
     if (!table) return [];
-    return (await this.wrap("reading objects", () => table.query().limit(limit).toArrow().then(plainRows))).map(toObjectRow);
+    return (await this.wrap(OBJECTS_TABLE, "reading objects", () => table.query().limit(limit).toArrow().then(plainRows))).map(toObjectRow);
   }
 
   /** Objects in id order, for listing. */
   async listObjects(offset: number, limit: number): Promise<ObjectRow[]> {
     const table = await this.objectsTable();
     if (!table) return [];
-    const rows = await this.wrap("listing objects", () =>
+    const rows = await this.wrap(OBJECTS_TABLE, "listing objects", () =>
       table.query().orderBy({ columnName: "id", ascending: true }).offset(offset).limit(limit).toArrow().then(plainRows),
     );
     return rows.map(toObjectRow);
@@ -660,7 +764,7 @@ export class LanceStore {
   async objectsAfter(seq: number, limit: number): Promise<ObjectRow[]> {
     const table = await this.objectsTable();
     if (!table) return [];
-    const rows = await this.wrap("reading pending objects", () =>
+    const rows = await this.wrap(OBJECTS_TABLE, "reading pending objects", () =>
       table
         .query()
         .where(`seq > ${sqlNumber(seq)}`)
@@ -677,13 +781,13 @@ export class LanceStore {
     if (!table) return 0;
     const parts = [`seq > ${sqlNumber(above)}`];
     if (atMost !== Infinity) parts.push(`seq <= ${sqlNumber(atMost)}`);
-    return this.wrap("counting objects", () => table.countRows(parts.join(" AND ")));
+    return this.wrap(OBJECTS_TABLE, "counting objects", () => table.countRows(parts.join(" AND ")));
   }
 
   async deleteObjects(ids: readonly string[]): Promise<void> {
     const table = await this.objectsTable();
     if (!table || ids.length === 0) return;
-    for (const part of chunks(ids, ID_CHUNK)) await this.wrap("deleting objects", () => table.delete(sqlIn("id", part)));
+    for (const part of chunks(ids, ID_CHUNK)) await this.wrap(OBJECTS_TABLE, "deleting objects", () => table.delete(sqlIn("id", part)));
   }
 
   /**
@@ -698,8 +802,8 @@ export class LanceStore {
       new Field("text", new Utf8(), false),
       new Field("vector", new FixedSizeList(dimension, new Field("item", new Float32(), true)), false),
     ]);
-    const table = await this.wrap(`creating table ${name}`, () => this.db.createEmptyTable(name, schema, { existOk: true }));
-    await this.wrap(`creating the indexes of ${name}`, async () => {
+    const table = await this.wrap(name, `creating table ${name}`, () => this.db.createEmptyTable(name, schema, { existOk: true }));
+    await this.wrap(name, `creating the indexes of ${name}`, async () => {
       if (fullText) await table.createIndex("text", { config: this.mod.lancedb.Index.fts({ withPosition: false }), replace: true });
       // Rows are fetched by id lists (page objects, rescoring, highlights): a B-tree keeps that off a full scan.
       await table.createIndex("id", { config: this.mod.lancedb.Index.btree(), replace: true });
@@ -733,7 +837,7 @@ export class LanceStore {
     const table = await this.table(name);
     const columns = await this.filterColumns(name);
     const records = rows.map(({ filters, ...row }) => ({ ...row, vector: Array.from(row.vector), ...filterRecord(columns, filters) }));
-    await this.wrap(`writing segments of ${name}`, async () => {
+    await this.wrap(name, `writing segments of ${name}`, async () => {
       await table.add(records);
     });
   }
@@ -742,7 +846,7 @@ export class LanceStore {
     if (objectIds.length === 0) return;
     const table = await this.table(name);
     for (const part of chunks(objectIds, ID_CHUNK)) {
-      await this.wrap(`deleting segments of ${name}`, () => table.delete(sqlIn("object_id", part)));
+      await this.wrap(name, `deleting segments of ${name}`, () => table.delete(sqlIn("object_id", part)));
     }
   }
 
@@ -751,7 +855,7 @@ export class LanceStore {
     const table = await this.table(name);
     const out = new Map<string, SegmentInfo>();
     for (const part of chunks(ids, ID_CHUNK)) {
-      const rows = await this.wrap(`reading ${name}`, () =>
+      const rows = await this.wrap(name, `reading ${name}`, () =>
         table.query().where(sqlIn("id", part)).select(["id", "object_id", "field", "position", "start_char", "end_char"]).toArrow().then(plainRows),
       );
       for (const row of rows) {
@@ -777,7 +881,7 @@ export class LanceStore {
     this.tables.delete(name);
     this.vectorCache?.forget(name);
     this.vectorSizes.delete(name);
-    if (await this.hasTable(name)) await this.wrap(`dropping table ${name}`, () => this.db.dropTable(name));
+    if (await this.hasTable(name)) await this.wrap(name, `dropping table ${name}`, () => this.db.dropTable(name));
   }
 
   /** Replaces the rows of the given objects (delete + insert in one merge commit). */
@@ -792,7 +896,7 @@ export class LanceStore {
       vector: Array.from(row.vector),
       ...filterRecord(columns, row.filters),
     }));
-    await this.wrap(`writing rows of ${name}`, async () => {
+    await this.wrap(name, `writing rows of ${name}`, async () => {
       await table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(records);
     });
   }
@@ -800,19 +904,19 @@ export class LanceStore {
   async deleteIndexRows(name: string, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
     const table = await this.table(name);
-    for (const part of chunks(ids, ID_CHUNK)) await this.wrap(`deleting rows of ${name}`, () => table.delete(sqlIn("id", part)));
+    for (const part of chunks(ids, ID_CHUNK)) await this.wrap(name, `deleting rows of ${name}`, () => table.delete(sqlIn("id", part)));
   }
 
   /** Rows of a table, or those matching a `where` clause. */
   async countRows(name: string, where?: string): Promise<number> {
     const table = await this.table(name);
-    return this.wrap(`counting rows of ${name}`, () => table.countRows(where));
+    return this.wrap(name, `counting rows of ${name}`, () => table.countRows(where));
   }
 
   /** The filter columns (`f_…`) a table has. */
   async filterColumns(name: string): Promise<Set<string>> {
     const table = await this.table(name);
-    const schema = await this.wrap(`reading the schema of ${name}`, () => table.schema());
+    const schema = await this.wrap(name, `reading the schema of ${name}`, () => table.schema());
     return new Set(schema.fields.map((field) => field.name).filter((column) => FILTER_COLUMN.test(column)));
   }
 
@@ -823,7 +927,7 @@ export class LanceStore {
     if (missing.length === 0) return;
     for (const [column] of missing) if (!FILTER_COLUMN.test(column)) throw new InternalError("BAD_COLUMN", `not a filter column: ${column}`);
     const table = await this.table(name);
-    await this.wrap(`adding filter columns to ${name}`, async () => {
+    await this.wrap(name, `adding filter columns to ${name}`, async () => {
       await table.addColumns(missing.map(([column, type]) => ({ name: column, valueSql: `CAST(NULL AS ${type})` })));
     });
   }
@@ -838,7 +942,7 @@ export class LanceStore {
     const table = await this.table(name);
     const out = new Set<string>();
     for (const part of chunks(values, ID_CHUNK)) {
-      const rows = await this.wrap(`reading ${name}`, () => table.query().where(sqlIn(column, part)).select([column]).toArrow().then(plainRows));
+      const rows = await this.wrap(name, `reading ${name}`, () => table.query().where(sqlIn(column, part)).select([column]).toArrow().then(plainRows));
       for (const row of rows) out.add(String(row[column]));
     }
     return out;
@@ -847,7 +951,7 @@ export class LanceStore {
   /** The ids of the rows matching a `where` clause (loads them all). */
   async idsWhere(name: string, where: string): Promise<string[]> {
     const table = await this.table(name);
-    const rows = await this.wrap(`reading ${name}`, () => table.query().where(where).select(["id"]).toArrow().then(plainRows));
+    const rows = await this.wrap(name, `reading ${name}`, () => table.query().where(where).select(["id"]).toArrow().then(plainRows));
     return rows.map((row) => String(row.id));
   }
 
@@ -861,7 +965,7 @@ export class LanceStore {
     const table = await this.table(name);
     const out = new Map<string, string>();
     for (const part of chunks(ids, ID_CHUNK)) {
-      const rows = await this.wrap(`reading ${name}`, () =>
+      const rows = await this.wrap(name, `reading ${name}`, () =>
         table.query().where(sqlIn("id", part)).select(["id", "text"]).toArrow().then(plainRows),
       );
       for (const row of rows) out.set(String(row.id), String(row.text));
@@ -910,13 +1014,13 @@ export class LanceStore {
   ): Promise<ScoredRows> {
     const held = this.latest?.vectorCache?.get(name, this.pinnedVersions.get(name) ?? -1);
     if (held) {
-      const data = await this.wrap(what, () => run([scoreColumn]));
+      const data = await this.wrap(name, what, () => run([scoreColumn]));
       const rows = rowNumbers(data.getChild("_rowid"), data.numRows);
       // (the held vectors are of the version this snapshot reads: every row is among them)
       const positions = heldPositions(held, rows, rows.length);
       if (positions) return { ids: Array.from(positions, (at) => held.ids[at] as string), scores: numbers(data.getChild(scoreColumn), rows.length), rows };
     }
-    const data = await this.wrap(what, () => run(["id", scoreColumn]));
+    const data = await this.wrap(name, what, () => run(["id", scoreColumn]));
     const count = data.numRows;
     const hits = { ids: strings(data.getChild("id"), count), scores: numbers(data.getChild(scoreColumn), count) };
     return this.latest ? { ...hits, rows: rowNumbers(data.getChild("_rowid"), count) } : hits;
@@ -926,27 +1030,27 @@ export class LanceStore {
   async objectIds(): Promise<string[]> {
     const table = await this.objectsTable();
     if (!table) return [];
-    return (await this.wrap("reading object ids", () => table.query().select(["id"]).toArrow().then(plainRows))).map((row) => String(row.id));
+    return (await this.wrap(OBJECTS_TABLE, "reading object ids", () => table.query().select(["id"]).toArrow().then(plainRows))).map((row) => String(row.id));
   }
 
   /** The distinct objects a segments table has rows for (loads the whole column). */
   async segmentObjectIds(name: string): Promise<string[]> {
     const table = await this.table(name);
-    const rows = await this.wrap(`reading ${name}`, () => table.query().select(["object_id"]).toArrow().then(plainRows));
+    const rows = await this.wrap(name, `reading ${name}`, () => table.query().select(["object_id"]).toArrow().then(plainRows));
     return [...new Set(rows.map((row) => String(row.object_id)))];
   }
 
   /** Every row's id, duplicates kept (for checks and tests; loads the whole column). */
   async rowIds(name: string): Promise<string[]> {
     const table = await this.table(name);
-    const rows = await this.wrap(`reading ids of ${name}`, () => table.query().select(["id"]).toArrow().then(plainRows));
+    const rows = await this.wrap(name, `reading ids of ${name}`, () => table.query().select(["id"]).toArrow().then(plainRows));
     return rows.map((row) => String(row.id));
   }
 
   /** Every row's vector, by id (for evaluation tools; loads the whole column). */
   async allVectors(name: string): Promise<Map<string, Float32Array>> {
     const table = await this.table(name);
-    const rows = await this.wrap(`reading vectors of ${name}`, () => table.query().select(["id", "vector"]).toArrow().then(plainRows));
+    const rows = await this.wrap(name, `reading vectors of ${name}`, () => table.query().select(["id", "vector"]).toArrow().then(plainRows));
     return new Map(rows.map((row) => [String(row.id), Float32Array.from(row.vector as ArrayLike<number>)]));
   }
 
@@ -955,7 +1059,7 @@ export class LanceStore {
     const table = await this.table(name);
     const out: { id: string; score: number }[] = [];
     for (const part of chunks(ids, ID_CHUNK)) {
-      const rows = await this.wrap(`vector scoring in ${name}`, () =>
+      const rows = await this.wrap(name, `vector scoring in ${name}`, () =>
         table
           .vectorSearch(Array.from(vector))
           .distanceType("cosine")
@@ -996,7 +1100,7 @@ export class LanceStore {
       return { dimension: held.dimension, data: held.vectors, offsets, norms };
     }
     const wanted = Array.from(rows.subarray(0, n), (row) => BigInt(row));
-    const data = await this.wrap(`reading vectors of ${name}`, () => table.takeRowIds(wanted).select(["id", "vector"]).toArrow());
+    const data = await this.wrap(name, `reading vectors of ${name}`, () => table.takeRowIds(wanted).select(["id", "vector"]).toArrow());
     const dimension = (data.schema.fields.find((field) => field.name === "vector")?.type as { listSize?: number } | undefined)?.listSize ?? 0;
     const positions = new Map<string, number>();
     for (let i = 0; i < n; i++) positions.set(hits.ids[i] as string, i);
@@ -1094,15 +1198,15 @@ export class LanceStore {
     if (root.prewarmed.has(name)) return;
     root.prewarmed.add(name);
     const table = await this.table(name);
-    const indices = await this.wrap(`listing the indexes of ${name}`, () => table.listIndices());
+    const indices = await this.wrap(name, `listing the indexes of ${name}`, () => table.listIndices());
     const index = indices.find((candidate) => candidate.columns.includes("vector"));
-    if (index) await this.wrap(`loading the vector index of ${name}`, () => table.prewarmIndex(index.name));
+    if (index) await this.wrap(name, `loading the vector index of ${name}`, () => table.prewarmIndex(index.name));
   }
 
   /** Nearest rows of a part table (images, segments), with the object each belongs to; as vectorSearch. */
   async partVectorSearch(name: string, vector: Float32Array, limit: number, where?: string, exact = false): Promise<PartScore[]> {
     const table = await this.table(name);
-    const rows = await this.wrap(`vector search in ${name}`, () => {
+    const rows = await this.wrap(name, `vector search in ${name}`, () => {
       let query = table.vectorSearch(Array.from(vector)).distanceType("cosine");
       if (where) query = query.where(where);
       query = exact ? query.bypassVectorIndex() : query.refineFactor(1); // (exact scores: see vectorSearch)
@@ -1116,9 +1220,9 @@ export class LanceStore {
     const table = await this.table(name);
     const out: PartScore[] = [];
     for (const part of chunks(objectIds, ID_CHUNK)) {
-      const count = await this.wrap(`counting rows of ${name}`, () => table.countRows(sqlIn("object_id", part)));
+      const count = await this.wrap(name, `counting rows of ${name}`, () => table.countRows(sqlIn("object_id", part)));
       if (count === 0) continue;
-      const rows = await this.wrap(`vector scoring in ${name}`, () =>
+      const rows = await this.wrap(name, `vector scoring in ${name}`, () =>
         table
           .vectorSearch(Array.from(vector))
           .distanceType("cosine")
@@ -1156,7 +1260,7 @@ export class LanceStore {
    */
   async optimizeIndexTable(name: string): Promise<void> {
     const table = await this.table(name);
-    await this.wrap(`optimizing ${name}`, async () => {
+    await this.wrap(name, `optimizing ${name}`, async () => {
       const indices = await table.listIndices();
       // Filter columns: bitmaps suit text with few distinct values (categories), B-trees the rest;
       // this LanceDB builds bitmaps on text only. A bitmap column that outgrows it becomes a B-tree.
@@ -1184,7 +1288,7 @@ export class LanceStore {
    */
   async buildVectorIndexIfDue(name: string): Promise<boolean> {
     const table = await this.table(name);
-    return this.wrap(`building the vector index of ${name}`, async () => {
+    return this.wrap(name, `building the vector index of ${name}`, async () => {
       const rows = await table.countRows();
       if (rows < VECTOR_INDEX_MIN_ROWS || (await table.listIndices()).some((index) => index.columns.includes("vector"))) return false;
       await table.createIndex("vector", {
@@ -1208,14 +1312,14 @@ export class LanceStore {
   /** The scalar index type of each indexed filter column (for status and benchmarks). */
   async filterIndexes(name: string): Promise<Map<string, string>> {
     const table = await this.table(name);
-    const indices = await this.wrap(`listing the indexes of ${name}`, () => table.listIndices());
+    const indices = await this.wrap(name, `listing the indexes of ${name}`, () => table.listIndices());
     return new Map(indices.filter((index) => FILTER_COLUMN.test(index.columns[0] ?? "")).map((index) => [index.columns[0] as string, index.indexType]));
   }
 
   /** The type of a table's approximate vector index (e.g. `IVF_HNSW_SQ`), or null when it has none. */
   async vectorIndexType(name: string): Promise<string | null> {
     const table = await this.table(name);
-    const indices = await this.wrap(`listing the indexes of ${name}`, () => table.listIndices());
+    const indices = await this.wrap(name, `listing the indexes of ${name}`, () => table.listIndices());
     return indices.find((index) => index.columns.includes("vector"))?.indexType ?? null;
   }
 
