@@ -11,6 +11,7 @@ import { resumeWorker, workerPid } from "./indexing/spawn.js";
 import type * as objects from "./objects/service.js";
 import { UsageError, type Warning } from "./errors.js";
 import { DEFAULT_PROJECT_DIR, Project, type WorkerState } from "./project.js";
+import { localProjectDir } from "./location.js";
 import type * as models from "./models.js";
 import * as keys from "./keys.js";
 import type { SearchParams } from "./search/request.js";
@@ -44,6 +45,7 @@ export { formatBytes as formatByteLimit } from "./images/byte-limit.js";
 export { integerIn } from "./params.js";
 export { processAlive } from "./owner.js";
 export { DEFAULT_PROJECT_DIR, findProjectDir } from "./project.js";
+export { localProjectDir } from "./location.js";
 export type { WorkerState } from "./project.js";
 export { parseJsonText } from "./objects/parse.js";
 export { errorBody, errorEntry, searchResponse, searchResult } from "./responses.js";
@@ -83,12 +85,7 @@ export class Engine {
   private readonly now: () => Date;
 
   constructor(options: EngineOptions = {}) {
-    if (options.projectDir !== undefined && options.projectDir.trim() === "") throw new UsageError("EMPTY_PROJECT", "The project directory is empty");
-    // LanceDB reads its path as a URI and would percent-encode control characters: the data would land elsewhere.
-    if (/[\u0000-\u001f\u007f]/.test(options.projectDir ?? "")) {
-      throw new UsageError("INVALID_PROJECT", `The project path ${JSON.stringify(options.projectDir)} holds a control character (a newline, say)`, { hint: "Use a project path without control characters." });
-    }
-    this.ctx = new EngineContext(new Project(path.resolve(options.projectDir ?? DEFAULT_PROJECT_DIR)), {
+    this.ctx = new EngineContext(new Project(path.resolve(localProjectDir(options.projectDir ?? DEFAULT_PROJECT_DIR))), {
       ...(options.onWarning ? { warn: options.onWarning } : {}),
       ...(options.oneShot ? { oneShot: true } : {}),
     });

@@ -1,0 +1,123 @@
+/**
+ * Where a project lives, read from `--project` (or SEMSEARCH_PROJECT): a local directory, or a
+ * bucket and prefix of an object store (`s3://bucket/prefix`, `gs://…`, `az://…`). Pure: no file
+ * system, no network.
+ *
+ * LanceDB reads a path as a URI: a local path holding a control character would be percent-encoded
+ * and the data written elsewhere, and `s3:/bucket` (one slash) or `S3://` read as a path made a local
+ * folder named `s3:`. Both are refused here rather than guessed at.
+ */
+import { UsageError } from "./errors.js";
+
+export type RemoteScheme = "s3" | "gs" | "az";
+
+export type ProjectLocation =
+  | { kind: "local"; dir: string }
+  | {
+      kind: "remote";
+      scheme: RemoteScheme;
+      bucket: string;
+      /** The key prefix inside the bucket, without leading or trailing slashes ("" for the bucket's root). */
+      prefix: string;
+      /** The normalised form: `<scheme>://<bucket>[/<prefix>]`. */
+      uri: string;
+    };
+
+const REMOTE_SCHEMES: readonly RemoteScheme[] = ["s3", "gs", "az"];
+/** Schemes a user may mean (object stores and URL forms): with one slash, or in capitals, they are typos, not folder names. */
+const URL_LIKE = /^(s3|s3a|gs|gcs|az|abfs|abfss|file|https?|memory):\/*/i;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+function invalid(given: string, why: string, hint: string): UsageError {
+  return new UsageError("INVALID_PROJECT", `The project ${JSON.stringify(given)} ${why}`, { hint });
+}
+
+/**
+ * Bucket names as the three stores allow them, the strictest common rule for each: S3 3–63
+ * lowercase letters, digits, dots and hyphens (not like an IP address, no `..`); Cloud Storage the
+ * same plus underscores; Azure containers 3–63 lowercase letters, digits and single hyphens.
+ */
+function bucketProblem(scheme: RemoteScheme, bucket: string): string | null {
+  if (bucket.length < 3 || bucket.length > 63) return `is ${bucket.length} characters long (3 to 63)`;
+  const allowed = scheme === "s3" ? /^[a-z0-9][a-z0-9.-]*[a-z0-9]$/ : scheme === "gs" ? /^[a-z0-9][a-z0-9._-]*[a-z0-9]$/ : /^[a-z0-9](?:-?[a-z0-9])*$/;
+  if (!allowed.test(bucket)) {
+    return scheme === "az"
+      ? "may hold only lowercase letters, digits and single hyphens, starting and ending with a letter or digit"
+      : `may hold only lowercase letters, digits, dots${scheme === "gs" ? ", underscores" : ""} and hyphens, starting and ending with a letter or digit`;
+  }
+  if (bucket.includes("..")) return "holds two dots in a row";
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(bucket)) return "is written like an IP address";
+  return null;
+}
+
+/**
+ * The prefix's problem, or null. A prefix is keys' common start: segments of printable characters
+ * other than `?`, `#`, `%` and `\` (which a URI would read as a query, a fragment, an escape or a
+ * separator), none empty, `.` or `..` (which a store keeps as they are but a path would not).
+ */
+function prefixProblem(prefix: string): string | null {
+  if (/[?#%\\\s]/u.test(prefix)) return "holds a character a URI would not keep as it is (?, #, %, \\ or a space)";
+  const segments = prefix.split("/");
+  if (segments.some((segment) => segment === "")) return "holds an empty part (two slashes in a row)";
+  if (segments.some((segment) => segment === "." || segment === "..")) return 'holds a "." or ".." part';
+  if (prefix.length > 512) return `is ${prefix.length} characters long (at most 512)`;
+  return null;
+}
+
+/** Reads a `--project` value. Throws UsageError (exit 2) naming what is wrong. */
+export function parseProjectLocation(given: string): ProjectLocation {
+  if (given.trim() === "") throw new UsageError("EMPTY_PROJECT", "The project directory is empty");
+  if (CONTROL.test(given)) {
+    throw new UsageError("INVALID_PROJECT", `The project path ${JSON.stringify(given)} holds a control character (a newline, say)`, {
+      hint: "Use a project path without control characters.",
+    });
+  }
+  const url = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(.*)$/s.exec(given);
+  if (!url) {
+    const like = URL_LIKE.exec(given);
+    if (like && like[1] !== undefined) {
+      const scheme = like[1].toLowerCase();
+      throw invalid(given, `looks like a ${scheme}:// address but is not one`, `Write it as ${scheme}://${given.slice(like[0].length)} (two slashes), or ./${given} for a local folder of that name.`);
+    }
+    return { kind: "local", dir: given };
+  }
+  const scheme = (url[1] as string).toLowerCase();
+  const rest = url[2] as string;
+  if (scheme !== url[1]) throw invalid(given, `writes its scheme in capitals (${url[1]}://)`, `Write it as ${scheme}://${rest}.`);
+  if (scheme === "file") {
+    if (!rest.startsWith("/")) throw invalid(given, "is a file:// address without an absolute path", "Write file:///absolute/path, or give the path itself.");
+    if (/[?#%]/.test(rest)) throw invalid(given, "is a file:// address holding ?, # or %", "Give the path itself instead of a file:// address.");
+    return { kind: "local", dir: rest };
+  }
+  if (!(REMOTE_SCHEMES as readonly string[]).includes(scheme)) {
+    throw invalid(given, `uses ${scheme}://, which semsearch cannot store a project on`, "A project is a local directory, or a bucket: s3://bucket/prefix, gs://bucket/prefix or az://container/prefix.");
+  }
+  const remote = scheme as RemoteScheme;
+  const slash = rest.indexOf("/");
+  const authority = slash === -1 ? rest : rest.slice(0, slash);
+  const prefix = (slash === -1 ? "" : rest.slice(slash + 1)).replace(/\/+$/, "");
+  if (authority.includes("@") || authority.includes(":")) {
+    throw invalid(given, "holds credentials or a port in its address", "Give the bucket only; credentials and the endpoint come from the environment (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, …).");
+  }
+  if (authority === "") throw invalid(given, "names no bucket", `Write ${remote}://bucket/prefix.`);
+  const badBucket = bucketProblem(remote, authority);
+  if (badBucket) throw invalid(given, `names a bucket that ${badBucket}`, `Check the bucket's name: ${remote}://bucket/prefix.`);
+  const badPrefix = prefix === "" ? null : prefixProblem(prefix);
+  if (badPrefix) throw invalid(given, `has a prefix that ${badPrefix}`, "Write the prefix as parts joined by single slashes, without ?, #, %, \\ or spaces.");
+  return { kind: "remote", scheme: remote, bucket: authority, prefix, uri: `${remote}://${authority}${prefix === "" ? "" : `/${prefix}`}` };
+}
+
+/**
+ * The local directory a `--project` value names. A bucket is refused (UsageError
+ * REMOTE_PROJECT_UNSUPPORTED, exit 2) before anything is read or written: this version keeps projects
+ * in local directories only.
+ */
+export function localProjectDir(given: string): string {
+  const location = parseProjectLocation(given);
+  if (location.kind === "remote") {
+    throw new UsageError("REMOTE_PROJECT_UNSUPPORTED", `The project ${location.uri} is on an object store, which this version of semsearch cannot use yet`, {
+      hint: "Use a local directory (one on a mounted volume works); nothing was written.",
+    });
+  }
+  return location.dir;
+}
