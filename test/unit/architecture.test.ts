@@ -57,6 +57,14 @@ describe("dependency direction", () => {
     expect(importers).toEqual([owner]);
   });
 
+  // The control plane's records go through the state store port, so that one protocol runs on a
+  // local directory and on a bucket: only the local side reads or writes files.
+  it("in state/, only the local store touches the file system", () => {
+    for (const file of files("src/engine/state").filter((f) => !f.endsWith("local-store.ts"))) {
+      for (const spec of imports(file)) expect(spec, file).not.toMatch(/^node:fs|lancedb/);
+    }
+  });
+
   it("the pure rules touch no fs, clock or model", () => {
     for (const file of [...files("src/engine/search").filter((f) => !/(search|rank)\.ts$/.test(f)), "src/engine/config.ts", "src/engine/store/rows.ts", "src/engine/fields.ts", "src/engine/field-types.ts", "src/engine/filter-fields.ts", "src/engine/indexing/extract.ts", "src/engine/objects/parse.ts", "src/engine/embedding/pooling.ts", "src/engine/embedding/model-spec.ts", "src/engine/embedding/known-models.ts", "src/engine/embedding/folder-facts.ts", "src/engine/images/preprocess-config.ts", "src/engine/images/sniff.ts", "src/engine/json-error.ts", "src/engine/content-issues.ts", "src/engine/location.ts"]) {
       for (const spec of imports(file)) expect(spec, file).not.toMatch(/^node:|lancedb|embedding\/(?!model-spec\.js$)|^\.\/(use|transformers|registry|pool)\.js$/);
