@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cliJson, runCli, tempProject, type CliResult } from "../helpers/cli.js";
@@ -82,6 +82,24 @@ describe("exit codes and error documents", () => {
       expect(result.exitCode, result.stderr).toBe(2);
       expect(JSON.parse(result.stderr).errors[0].code).toBe("EMPTY_PROJECT");
       expect(existsSync(path.join(cwd, "catalog.json"))).toBe(false);
+    }
+  });
+
+  // `--project s3://bucket/x` was read as a relative path: every command made a local folder `s3:`.
+  it("a bucket as the project is refused (exit 2) before anything is written, for commands, the reader and serve", async () => {
+    const cwd = mkdtempSync(path.join(path.dirname(project), "cwd-"));
+    const cases: [string[], Record<string, string>, string][] = [
+      [["--project", "s3://bucket/x", "--json", "objects", "add", "-"], {}, "REMOTE_PROJECT_UNSUPPORTED"],
+      [["--json", "search", "idx_a", "q"], { SEMSEARCH_PROJECT: "gs://bucket/x" }, "REMOTE_PROJECT_UNSUPPORTED"],
+      [["--project", "s3://bucket/x", "--json", "serve", "--no-auth", "--port", "0"], {}, "REMOTE_PROJECT_UNSUPPORTED"],
+      [["--project", "s3:/bucket/x", "--json", "objects", "add", "-"], {}, "INVALID_PROJECT"],
+      [["--project", "S3://bucket/x", "--json", "index", "list"], {}, "INVALID_PROJECT"],
+    ];
+    for (const [args, env, code] of cases) {
+      const result = await runCli(args, { cwd, env, input: '{"id":"x"}' });
+      expect(result.exitCode, `${args.join(" ")}: ${result.stderr}`).toBe(2);
+      expect(JSON.parse(result.stderr).errors[0].code).toBe(code);
+      expect(readdirSync(cwd), args.join(" ")).toEqual([]);
     }
   });
 
