@@ -52,6 +52,7 @@ describe("dependency direction", () => {
     ["onnxruntime-node", "src/engine/embedding/use.ts"],
     ["@huggingface/transformers", "src/engine/embedding/transformers.ts"],
     ["sharp", "src/engine/images/decode.ts"],
+    ["@aws-sdk/client-s3", "src/engine/state/s3-store.ts"],
   ])("%s has one importer", (dependency, owner) => {
     const importers = [...engineFiles, ...cliFiles, ...serverFiles].filter((file) => imports(file).includes(dependency));
     expect(importers).toEqual([owner]);

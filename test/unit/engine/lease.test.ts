@@ -10,6 +10,8 @@ import { describe, expect, it } from "vitest";
 import { ConflictError } from "../../../src/engine/errors.js";
 import { acquireLease, leaseState } from "../../../src/engine/state/lease.js";
 import { LocalStateStore } from "../../../src/engine/state/local-store.js";
+import type { StateStore } from "../../../src/engine/state/store.js";
+import { s3Available, s3TestStore } from "../../helpers/s3-state.js";
 
 /** A local store whose clock can be moved on, so that expiry is tested without waiting. */
 class ClockedStore extends LocalStateStore {
@@ -20,6 +22,24 @@ class ClockedStore extends LocalStateStore {
 }
 
 const fresh = () => new ClockedStore(mkdtempSync(path.join(tmpdir(), "state-")));
+
+/** Any store, with its clock movable (`skew`), for the lease rules that hold on every store. */
+class Skewed implements StateStore {
+  skew = 0;
+  constructor(private readonly inner: StateStore) {}
+  get where() {
+    return this.inner.where;
+  }
+  get = (key: string) => this.inner.get(key);
+  createIfAbsent = (key: string, body: string) => this.inner.createIfAbsent(key, body);
+  list = (folder: string) => this.inner.list(folder);
+  remove = (key: string) => this.inner.remove(key);
+  now = async () => (await this.inner.now()) + this.skew;
+}
+
+/** The stores the lease rules are checked on: local always; S3 when the tests have a server (.ci/s3-server). */
+const stores: [string, () => Promise<Skewed>][] = [["local", async () => new Skewed(fresh())]];
+if (s3Available()) stores.push(["s3", async () => new Skewed(await s3TestStore())]);
 
 describe("the local state store", () => {
   it("creates a record whole once; a second create of the key writes nothing", async () => {
@@ -56,9 +76,9 @@ describe("the local state store", () => {
   });
 });
 
-describe("leases", () => {
+describe.each(stores)("leases on a %s store", (_kind, make) => {
   it("one holder at a time: a second taker waits, then gives up naming the holder", async () => {
-    const store = fresh();
+    const store = await make();
     const first = await acquireLease(store, "write");
     expect(first.token).toBe(1);
     expect(first.fenceNeeded).toBe(false);
@@ -70,7 +90,7 @@ describe("leases", () => {
   });
 
   it("a released lease is taken at once by the next token, without a fence", async () => {
-    const store = fresh();
+    const store = await make();
     const first = await acquireLease(store, "write");
     await first.release();
     const second = await acquireLease(store, "write", { waitMs: 0 });
@@ -81,7 +101,7 @@ describe("leases", () => {
   });
 
   it("an expired lease (by the store's clock) is taken over with a fence; the old holder no longer holds", async () => {
-    const store = fresh();
+    const store = await make();
     const first = await acquireLease(store, "index-a", { ttlMs: 60_000 });
     await expect(acquireLease(store, "index-a", { waitMs: 0 })).rejects.toThrow(/held by/);
     store.skew = 61_000;
@@ -96,6 +116,43 @@ describe("leases", () => {
     await expect(acquireLease(store, "index-a", { waitMs: 0 })).rejects.toThrow(/held by/);
   });
 
+  it("a holder known dead is taken over before expiry, with a fence", async () => {
+    const store = await make();
+    await acquireLease(store, "w");
+    const taken = await acquireLease(store, "w", { waitMs: 0, holderDead: (holder) => holder.pid === process.pid });
+    expect(taken).toMatchObject({ token: 2, fenceNeeded: true });
+  });
+
+  it("of concurrent takers of an expired lease, exactly one wins each token, and older tokens' records are pruned", async () => {
+    const store = await make();
+    await acquireLease(store, "w", { ttlMs: 1000 });
+    store.skew = 2000;
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => acquireLease(store, "w", { waitMs: 0, ttlMs: 60_000 })));
+    const won = results.filter((result) => result.status === "fulfilled");
+    expect(won).toHaveLength(1);
+    expect(won[0]?.status === "fulfilled" && won[0].value.token).toBe(2);
+    expect(await store.list("leases/w")).toEqual(["000000000002"]);
+  });
+
+  it("a damaged token record still holds the lease until it expires", async () => {
+    const store = await make();
+    await store.createIfAbsent("leases/w/000000000001", "{not json");
+    await expect(acquireLease(store, "w", { waitMs: 0 })).rejects.toThrow(/held by another process/);
+    store.skew = 31_000;
+    expect(await acquireLease(store, "w", { waitMs: 0 })).toMatchObject({ token: 2, fenceNeeded: true });
+  });
+
+  it("keepAlive reports a lease lost to a taker", async () => {
+    const store = await make();
+    const held = await acquireLease(store, "w", { ttlMs: 30 });
+    store.skew = 1000;
+    await acquireLease(store, "w", { waitMs: 0 });
+    const lost = await new Promise<boolean>((resolve) => held.keepAlive(() => resolve(true)));
+    expect(lost).toBe(true);
+  });
+});
+
+describe("leases on a local store", () => {
   it("heartbeats keep a lease: renewed, it outlives its first expiry", async () => {
     const store = fresh();
     const held = await acquireLease(store, "w", { ttlMs: 60_000 });
@@ -111,38 +168,4 @@ describe("leases", () => {
     expect((await store.list("leases/w")).filter((name) => name.includes(".hb.")).length).toBeLessThanOrEqual(2); // old heartbeats are removed
   });
 
-  it("a holder known dead is taken over before expiry, with a fence", async () => {
-    const store = fresh();
-    await acquireLease(store, "w");
-    const taken = await acquireLease(store, "w", { waitMs: 0, holderDead: (holder) => holder.pid === process.pid });
-    expect(taken).toMatchObject({ token: 2, fenceNeeded: true });
-  });
-
-  it("of concurrent takers of an expired lease, exactly one wins each token, and older tokens' records are pruned", async () => {
-    const store = fresh();
-    await acquireLease(store, "w", { ttlMs: 1000 });
-    store.skew = 2000;
-    const results = await Promise.allSettled(Array.from({ length: 8 }, () => acquireLease(store, "w", { waitMs: 0, ttlMs: 60_000 })));
-    const won = results.filter((result) => result.status === "fulfilled");
-    expect(won).toHaveLength(1);
-    expect(won[0]?.status === "fulfilled" && won[0].value.token).toBe(2);
-    expect(await store.list("leases/w")).toEqual(["000000000002"]);
-  });
-
-  it("a damaged token record still holds the lease until it expires", async () => {
-    const store = fresh();
-    await store.createIfAbsent("leases/w/000000000001", "{not json");
-    await expect(acquireLease(store, "w", { waitMs: 0 })).rejects.toThrow(/held by another process/);
-    store.skew = 31_000;
-    expect(await acquireLease(store, "w", { waitMs: 0 })).toMatchObject({ token: 2, fenceNeeded: true });
-  });
-
-  it("keepAlive reports a lease lost to a taker", async () => {
-    const store = fresh();
-    const held = await acquireLease(store, "w", { ttlMs: 30 });
-    store.skew = 1000;
-    await acquireLease(store, "w", { waitMs: 0 });
-    const lost = await new Promise<boolean>((resolve) => held.keepAlive(() => resolve(true)));
-    expect(lost).toBe(true);
-  });
 });

@@ -1,0 +1,187 @@
+/**
+ * The state store of a project in an S3 bucket (or an S3-compatible server), through the AWS SDK's
+ * S3 client. Create-if-absent is a PUT with `If-None-Match: *` (answered 412 when the key exists);
+ * nothing uses conditional replacement or deletion. The store's clock is read from the `Date` of its
+ * answers, so that leases expire by one clock whatever the machines' clocks say.
+ */
+import type { S3Client } from "@aws-sdk/client-s3";
+import { randomBytes } from "node:crypto";
+import { EnvironmentError } from "../errors.js";
+import type { S3Config } from "./s3-config.js";
+import { checkKey, type StateObject, type StateStore } from "./store.js";
+
+type Sdk = typeof import("@aws-sdk/client-s3");
+
+/** The SDK's error fields this code reads (its service exceptions and its network errors). */
+interface SdkError {
+  name?: string;
+  code?: string;
+  Code?: string;
+  $metadata?: { httpStatusCode?: number };
+}
+
+const ACCESS = new Set(["InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "ExpiredToken", "InvalidToken", "TokenRefreshRequired", "AllAccessDisabled"]);
+const NETWORK = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EPIPE"]);
+
+/**
+ * The EnvironmentError (exit 6, HTTP 503) for a failed request to the store `where`, naming what
+ * failed and never quoting what the server sent (a proxy's page, say).
+ */
+export function s3Fault(error: unknown, where: string, doing: string): EnvironmentError {
+  const e = (error ?? {}) as SdkError;
+  const name = e.name ?? e.Code ?? "";
+  const status = e.$metadata?.httpStatusCode;
+  const network = e.code !== undefined && NETWORK.has(e.code) ? e.code : null;
+  const cause = { cause: error };
+  if (name === "NoSuchBucket") {
+    return new EnvironmentError("S3_NO_BUCKET", `The bucket of ${where} does not exist (${doing})`, { ...cause, hint: "Create the bucket, or check the project's address and AWS_ENDPOINT_URL." });
+  }
+  if (ACCESS.has(name) || status === 403) {
+    return new EnvironmentError("S3_ACCESS_DENIED", `The store refused the credentials or access for ${where} (${name || `HTTP ${status}`}, ${doing})`, {
+      ...cause,
+      hint: "Check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), and that they may read and write the bucket.",
+    });
+  }
+  if (name === "CredentialsProviderError") {
+    return new EnvironmentError("S3_NO_CREDENTIALS", `No credentials were found for ${where} (${doing})`, { ...cause, hint: "Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE." });
+  }
+  if (network !== null || name === "TimeoutError" || name === "RequestTimeout" || name === "AbortError") {
+    return new EnvironmentError("S3_UNREACHABLE", `The store of ${where} cannot be reached (${network ?? name}, ${doing})`, { ...cause, hint: "Check AWS_ENDPOINT_URL and the network, then try again." });
+  }
+  if (status === 503 || name === "SlowDown" || name === "ServiceUnavailable") {
+    return new EnvironmentError("S3_BUSY", `The store of ${where} is busy and asked to slow down, after retries (${doing})`, { ...cause, hint: "Try again in a moment." });
+  }
+  return new EnvironmentError("S3_ERROR", `The store of ${where} failed a request (${name || "error"}${status ? `, HTTP ${status}` : ""}, ${doing})`, { ...cause, hint: "Try again; if it persists, check the store's logs." });
+}
+
+export class S3StateStore implements StateStore {
+  readonly where: string;
+  /** The store's clock minus this machine's, from the newest answer's `Date` (0 until one arrives). */
+  private skew = 0;
+
+  private constructor(
+    private readonly sdk: Sdk,
+    private readonly client: S3Client,
+    readonly bucket: string,
+    /** the project's prefix, without slashes at either end ("" for the bucket's root) */
+    private readonly prefix: string,
+  ) {
+    this.where = `s3://${bucket}${prefix ? `/${prefix}` : ""}`;
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const result = await next(args);
+        const date = (result.response as { headers?: Record<string, string> }).headers?.date;
+        const at = date === undefined ? NaN : Date.parse(date);
+        // (Date is whole seconds: the middle of its second is the best guess)
+        if (Number.isFinite(at)) this.skew = at + 500 - Date.now();
+        return result;
+      },
+      { step: "deserialize", name: "semsearchStoreClock" },
+    );
+  }
+
+  /** A store for `s3://bucket/prefix`; loads the SDK (only remote projects pay for it). */
+  static async open(bucket: string, prefix: string, config: S3Config): Promise<S3StateStore> {
+    const sdk = await import("@aws-sdk/client-s3");
+    const client = new sdk.S3Client({
+      region: config.region,
+      ...(config.endpoint ? { endpoint: config.endpoint } : {}),
+      forcePathStyle: config.forcePathStyle,
+      maxAttempts: 5,
+      requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000 },
+    });
+    return new S3StateStore(sdk, client, bucket, prefix);
+  }
+
+  private key(key: string, folder = false): string {
+    checkKey(key, folder);
+    return this.prefix === "" ? key : key === "" ? this.prefix : `${this.prefix}/${key}`;
+  }
+
+  private async send<T>(doing: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      throw s3Fault(error, this.where, doing);
+    }
+  }
+
+  async get(key: string): Promise<StateObject | null> {
+    const name = this.key(key);
+    try {
+      const answer = await this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.bucket, Key: name }));
+      const body = (await answer.Body?.transformToString("utf8")) ?? "";
+      return { body, writtenAt: answer.LastModified?.getTime() ?? (await this.now()) };
+    } catch (error) {
+      if ((error as SdkError).name === "NoSuchKey" || (error as SdkError).$metadata?.httpStatusCode === 404) {
+        if ((error as SdkError).name === "NoSuchBucket") throw s3Fault(error, this.where, `reading ${key}`);
+        return null;
+      }
+      throw s3Fault(error, this.where, `reading ${key}`);
+    }
+  }
+
+  async createIfAbsent(key: string, body: string): Promise<boolean> {
+    const name = this.key(key);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.bucket, Key: name, Body: body, IfNoneMatch: "*", ContentType: "application/json" }));
+        return true;
+      } catch (error) {
+        const status = (error as SdkError).$metadata?.httpStatusCode;
+        if (status === 412) return false;
+        // 409: a concurrent conditional write of the key is under way; its outcome decides, so look again.
+        if (status === 409 && attempt < 5) {
+          await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
+          continue;
+        }
+        throw s3Fault(error, this.where, `writing ${key}`);
+      }
+    }
+  }
+
+  async list(folder: string): Promise<string[]> {
+    const start = `${this.key(folder, true)}${folder === "" && this.prefix === "" ? "" : "/"}`;
+    const names: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.send(`listing ${folder || "the project"}`, () =>
+        this.client.send(new this.sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: start, Delimiter: "/", ...(token ? { ContinuationToken: token } : {}) })),
+      );
+      for (const entry of page.Contents ?? []) if (entry.Key) names.push(entry.Key.slice(start.length));
+      for (const entry of page.CommonPrefixes ?? []) if (entry.Prefix) names.push(entry.Prefix.slice(start.length, -1));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return names.filter((name) => name !== "" && !name.startsWith(".")).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  async remove(key: string): Promise<void> {
+    const name = this.key(key);
+    await this.send(`removing ${key}`, () => this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: name })));
+  }
+
+  async now(): Promise<number> {
+    return Date.now() + this.skew;
+  }
+
+  /**
+   * Checks once that the store honours create-if-absent, which LanceDB's commits and the leases
+   * depend on: a key written twice with `If-None-Match: *` must be refused the second time.
+   * EnvironmentError STORE_NOT_CONDITIONAL (exit 6) otherwise, before the project is written to.
+   */
+  async checkConditionalWrites(): Promise<void> {
+    const key = `probe/${Date.now()}-${randomBytes(6).toString("hex")}`;
+    const first = await this.createIfAbsent(key, "{}");
+    const second = first && (await this.createIfAbsent(key, "{}"));
+    await this.remove(key);
+    if (!first || second) {
+      throw new EnvironmentError("STORE_NOT_CONDITIONAL", `The store of ${this.where} does not honour create-if-absent writes (If-None-Match: *): ${first ? "a second write of one key was accepted" : "a first write of a new key was refused"}`, {
+        hint: "semsearch's leases and LanceDB's commits need a store that refuses the second write (AWS S3, Ceph RGW and MinIO do); use such a store, or a local directory.",
+      });
+    }
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+}
