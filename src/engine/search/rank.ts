@@ -1,5 +1,5 @@
 /** Ranking the rows of one table (objects or highlight segments) for a query, in each mode. */
-import type { LanceStore } from "../store/lancedb.js";
+import type { LanceStore } from "../store/lance-store.js";
 import { cosines, reorderRows, scoredIds, withTopFirst, type RowVectors, type ScoredRows } from "../store/rows.js";
 import { compareRanked, fuseWeighted, LEXICAL_RESCORE_DEPTH, rankedCandidates, rankedList, type Ranked, type ScoredId } from "./fuse.js";
 import { MAX_RESULTS, SMALL_FILTERED_SET, VECTOR_CANDIDATES } from "./limits.js";

@@ -10,7 +10,7 @@ import { buildingState } from "../status.js";
 import { highlightsEnabled } from "../indexing/extract.js";
 import { displayReference } from "../images/reference.js";
 import { imageTableName, indexTableName, segmentTableName } from "../project.js";
-import type { LanceStore } from "../store/lancedb.js";
+import type { LanceStore } from "../store/lance-store.js";
 import { withTopFirst } from "../store/rows.js";
 import type { IndexRecord, JsonObject, SearchHit, SearchPage } from "../types.js";
 import { DEFAULT_VECTOR_WEIGHT, LEXICAL_RESCORE_DEPTH, type ScoredId } from "./fuse.js";

@@ -6,7 +6,7 @@
 import { compareRanked, LEXICAL_RESCORE_DEPTH, type ScoredId } from "../../../src/engine/search/fuse.js";
 import { MAX_RESULTS, VECTOR_CANDIDATES } from "../../../src/engine/search/limits.js";
 import type { RankQuery } from "../../../src/engine/search/rank.js";
-import type { FilterColumnType, IndexRow, LanceStore } from "../../../src/engine/store/lancedb.js";
+import type { FilterColumnType, IndexRow, LanceStore } from "../../../src/engine/store/lance-store.js";
 import { withTopFirst } from "../../../src/engine/store/rows.js";
 
 /** A seeded generator of numbers in [0, 1) (mulberry32). */

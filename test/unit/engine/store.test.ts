@@ -6,7 +6,7 @@ import { parseCreateIndexBody } from "../../../src/engine/config.js";
 import { fieldResolver, filterColumn } from "../../../src/engine/filter-fields.js";
 import { parseFilter, type FilterNode } from "../../../src/engine/search/filter-syntax.js";
 import { compileFilter } from "../../../src/engine/search/filters.js";
-import { BITMAP_MAX_DISTINCT, LanceStore, type ObjectRow } from "../../../src/engine/store/lancedb.js";
+import { BITMAP_MAX_DISTINCT, LanceStore, type ObjectRow } from "../../../src/engine/store/lance-store.js";
 import { cosines, scoredIds, withTopFirst } from "../../../src/engine/store/rows.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "semsearch-store-"));
