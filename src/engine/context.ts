@@ -5,7 +5,7 @@ import { InternalError, type Warning } from "./errors.js";
 import { interruptedWorkPending, recoverInterrupted } from "./journals.js";
 import { indexTables, Project } from "./project.js";
 import { processMemory } from "./process-memory.js";
-import { LanceStore } from "./store/lancedb.js";
+import { LanceStore } from "./store/lance-store.js";
 import { defaultBudget } from "./store/vector-cache.js";
 
 export interface ContextOptions {

@@ -13,7 +13,7 @@
  */
 import { failpoint } from "./failpoint.js";
 import { indexTableName, partTables, Project } from "./project.js";
-import type { LanceStore } from "./store/lancedb.js";
+import type { LanceStore } from "./store/lance-store.js";
 
 /** Whether a journal is left by a process that died (so its work must be undone or completed). */
 export function interruptedWorkPending(project: Project): boolean {

@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { LanceStore } from "../engine/store/lancedb.js";
+import { LanceStore } from "../engine/store/lance-store.js";
 
 export const BIN = fileURLToPath(new URL("../../bin/semsearch", import.meta.url));
 

@@ -44,10 +44,10 @@ function seeded(seed: number): () => number {
   };
 }
 
-type StoreModule = typeof import("../../src/engine/store/lancedb.js");
+type StoreModule = typeof import("../../src/engine/store/lance-store.js");
 /** The project's LanceDB, through the built store (the same code the CLI runs). */
 async function store(project: string) {
-  const { LanceStore } = (await import(new URL("../../dist/engine/store/lancedb.js", import.meta.url).href)) as StoreModule;
+  const { LanceStore } = (await import(new URL("../../dist/engine/store/lance-store.js", import.meta.url).href)) as StoreModule;
   return LanceStore.open(path.join(project, "data"));
 }
 

@@ -12,10 +12,10 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cliJson, runCli, tempProject, type CliResult } from "../helpers/cli.js";
 
-type StoreModule = typeof import("../../src/engine/store/lancedb.js");
+type StoreModule = typeof import("../../src/engine/store/lance-store.js");
 
 async function openStore(project: string) {
-  const { LanceStore } = (await import(new URL("../../dist/engine/store/lancedb.js", import.meta.url).href)) as StoreModule;
+  const { LanceStore } = (await import(new URL("../../dist/engine/store/lance-store.js", import.meta.url).href)) as StoreModule;
   return LanceStore.open(path.join(project, "data"));
 }
 

@@ -66,6 +66,11 @@ describe("dependency direction", () => {
     }
   });
 
+  it("in the store, only local-files.ts reads the local file system (checks a database in an object store skips)", () => {
+    const readers = files("src/engine/store").filter((file) => imports(file).some((spec) => /^(node:)?fs(\/promises)?$/.test(spec)));
+    expect(readers).toEqual(["src/engine/store/local-files.ts"]);
+  });
+
   it("the pure rules touch no fs, clock or model", () => {
     for (const file of [...files("src/engine/search").filter((f) => !/(search|rank)\.ts$/.test(f)), "src/engine/config.ts", "src/engine/store/rows.ts", "src/engine/fields.ts", "src/engine/field-types.ts", "src/engine/filter-fields.ts", "src/engine/indexing/extract.ts", "src/engine/objects/parse.ts", "src/engine/embedding/pooling.ts", "src/engine/embedding/model-spec.ts", "src/engine/embedding/known-models.ts", "src/engine/embedding/folder-facts.ts", "src/engine/images/preprocess-config.ts", "src/engine/images/sniff.ts", "src/engine/json-error.ts", "src/engine/content-issues.ts", "src/engine/location.ts"]) {
       for (const spec of imports(file)) expect(spec, file).not.toMatch(/^node:|lancedb|embedding\/(?!model-spec\.js$)|^\.\/(use|transformers|registry|pool)\.js$/);

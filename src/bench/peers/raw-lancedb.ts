@@ -7,7 +7,7 @@
  */
 import * as lancedb from "@lancedb/lancedb";
 import { row, type BenchCorpus } from "../corpus.js";
-import { VECTOR_INDEX_MIN_ROWS } from "../../engine/store/lancedb.js";
+import { VECTOR_INDEX_MIN_ROWS } from "../../engine/store/lance-store.js";
 import { dirSize } from "./size.js";
 import type { PeerAdapter } from "./adapter.js";
 

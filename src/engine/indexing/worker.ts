@@ -23,7 +23,7 @@ import { hasPendingWork } from "./spawn.js";
 import { imageTableName, indexTableName, indexTables, partTables, segmentTableName, type IndexProgress, type WorkerState } from "../project.js";
 import { storageType } from "../field-types.js";
 import { batchFilters, fieldType, filterColumnPath, MAX_FILTER_COLUMNS, type BatchFilters } from "../filter-fields.js";
-import type { FilterColumnType, IndexRow, LanceStore, ObjectRow, SegmentRow } from "../store/lancedb.js";
+import type { FilterColumnType, IndexRow, LanceStore, ObjectRow, SegmentRow } from "../store/lance-store.js";
 import type { IndexRecord, JsonObject } from "../types.js";
 import { highlightsEnabled, imageValues, MAX_IMAGES_PER_OBJECT, searchableText, segmentableFields, segmentDelimiter, type ImageValue } from "./extract.js";
 import { segmentText } from "./segment.js";

@@ -11,7 +11,7 @@ import { deleteEverywhere, rollBackAdd } from "../journals.js";
 import { currentOwner } from "../owner.js";
 import { integerIn } from "../params.js";
 import { objectIndexStatus } from "../status.js";
-import type { ObjectRow } from "../store/lancedb.js";
+import type { ObjectRow } from "../store/lance-store.js";
 import type { JsonObject, ObjectInfo, StoredObject } from "../types.js";
 import { readObjects, replayable, type ObjectsInput, type ReplayableInput } from "./input.js";
 import { objectId } from "./parse.js";

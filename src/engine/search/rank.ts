@@ -1,5 +1,5 @@
 /** Ranking the rows of one table (objects or highlight segments) for a query, in each mode. */
-import type { LanceStore } from "../store/lancedb.js";
+import type { Snapshot } from "../store/lance-store.js";
 import { cosines, reorderRows, scoredIds, withTopFirst, type RowVectors, type ScoredRows } from "../store/rows.js";
 import { compareRanked, fuseWeighted, LEXICAL_RESCORE_DEPTH, rankedCandidates, rankedList, type Ranked, type ScoredId } from "./fuse.js";
 import { MAX_RESULTS, SMALL_FILTERED_SET, VECTOR_CANDIDATES } from "./limits.js";
@@ -45,7 +45,7 @@ export interface RankQuery {
  * The top `limit` lexical matches, with the first `rescoreDepth` by score and id in front (see
  * withTopFirst): the ones started early when they are these (search.ts prepares them the same way).
  */
-async function lexicalRows(store: LanceStore, table: string, q: RankQuery, limit: number, rescoreDepth: number): Promise<ScoredRows> {
+async function lexicalRows(store: Snapshot, table: string, q: RankQuery, limit: number, rescoreDepth: number): Promise<ScoredRows> {
   if (q.lexical && q.lexical.table === table && limit === MAX_RESULTS) return q.lexical.rows;
   return withTopFirst(await store.textSearch(table, q.text, limit, q.where), rescoreDepth);
 }
@@ -59,7 +59,7 @@ export interface VectorSource {
 }
 
 /** The rows of `table`, by their own vectors. */
-export function tableVectors(store: LanceStore, table: string): VectorSource {
+export function tableVectors(store: Snapshot, table: string): VectorSource {
   return {
     nearest: (vector, limit, where, exact) => store.vectorSearch(table, vector, limit, where, exact),
     similarities: async (vector, rows) => cosines(vector, await store.vectorsOfRows(table, rows)),
@@ -75,7 +75,7 @@ const MAX_IMAGE_ROWS = 100_000;
  * Objects ranked by their best image (rows of an images table, keyed by `object_id`): the nearest
  * images are read until `limit` distinct objects are found or none are left.
  */
-export function bestImageVectors(store: LanceStore, imagesTable: string): VectorSource {
+export function bestImageVectors(store: Snapshot, imagesTable: string): VectorSource {
   return {
     async nearest(vector, limit, where, exact) {
       let rows = Math.max(limit * IMAGES_PER_OBJECT, 16);
@@ -127,7 +127,7 @@ function joinNearest(lexical: ScoredRows, nearest: ScoredRows): Int32Array {
  * @param keep how many of the fused candidates the ranking holds (objects: MAX_RESULTS; highlight
  *   segments: fewer, and their lexical part and rescoring stop there too)
  */
-async function rankHybrid(store: LanceStore, table: string, q: RankQuery, keep: number, rescoreDepth: number, vectors: VectorSource): Promise<Ranking> {
+async function rankHybrid(store: Snapshot, table: string, q: RankQuery, keep: number, rescoreDepth: number, vectors: VectorSource): Promise<Ranking> {
   const pending = vectors.nearest(q.vector, vectorCandidates(q), q.where, smallSet(q));
   pending.catch(() => {});
   // (the matches rescored are the first `rescoreDepth` by score and id, in every process)
@@ -179,7 +179,7 @@ function smallSet(q: RankQuery): boolean {
  * Ranks a table's rows.
  * @param depth how many rows are wanted at most (objects: MAX_RESULTS; highlight segments: MAX_HIGHLIGHTS)
  */
-export async function rankRows(store: LanceStore, table: string, q: RankQuery, depth = MAX_RESULTS, vectors: VectorSource = tableVectors(store, table)): Promise<Ranking> {
+export async function rankRows(store: Snapshot, table: string, q: RankQuery, depth = MAX_RESULTS, vectors: VectorSource = tableVectors(store, table)): Promise<Ranking> {
   const ranking = await rankByMode(store, table, q, depth, vectors);
   // A ranking that holds every row the filter leaves knows the exact total (rule 9).
   if (q.filtered !== undefined && ranking.ranked.count === q.filtered) return { ...ranking, estimate: { total: q.filtered, exact: true }, whole: true };
@@ -202,7 +202,7 @@ async function nearestPages(vectors: VectorSource, vector: Float32Array, want: n
   return [...head, ...rest].slice(0, want);
 }
 
-async function rankByMode(store: LanceStore, table: string, q: RankQuery, depth: number, vectors: VectorSource): Promise<Ranking> {
+async function rankByMode(store: Snapshot, table: string, q: RankQuery, depth: number, vectors: VectorSource): Promise<Ranking> {
   if (q.mode === "lexical") {
     const ranked = scoredIds(await lexicalRows(store, table, q, depth, 0)).sort(compareRanked);
     return { ranked: rankedList(ranked), estimate: { total: ranked.length, exact: ranked.length < depth }, whole: ranked.length < depth };

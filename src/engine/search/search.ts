@@ -10,7 +10,7 @@ import { buildingState } from "../status.js";
 import { highlightsEnabled } from "../indexing/extract.js";
 import { displayReference } from "../images/reference.js";
 import { imageTableName, indexTableName, segmentTableName } from "../project.js";
-import type { LanceStore } from "../store/lancedb.js";
+import type { Snapshot } from "../store/lance-store.js";
 import { withTopFirst } from "../store/rows.js";
 import type { IndexRecord, JsonObject, SearchHit, SearchPage } from "../types.js";
 import { DEFAULT_VECTOR_WEIGHT, LEXICAL_RESCORE_DEPTH, type ScoredId } from "./fuse.js";
@@ -40,7 +40,7 @@ function searchMode(index: IndexRecord, asked: SearchMode | null): SearchMode {
 }
 
 /** The most relevant highlight segments (rule 1), grouped by object. */
-async function bestSegments(store: LanceStore, index: IndexRecord, q: RankQuery): Promise<Map<string, SegmentHit[]>> {
+async function bestSegments(store: Snapshot, index: IndexRecord, q: RankQuery): Promise<Map<string, SegmentHit[]>> {
   const table = segmentTableName(index.id);
   // The filter's row count is of objects, not segments: segments rank without it.
   const ranked = relevantSegments((await rankRows(store, table, { ...q, filtered: undefined }, MAX_HIGHLIGHTS)).ranked.top(MAX_HIGHLIGHTS));

@@ -21,3 +21,13 @@ export function sqlIn(column: "id" | "object_id", values: readonly string[]): st
   if (values.length === 0) throw new RangeError("sqlIn needs at least one value");
   return `${column} IN (${values.map(sqlString).join(", ")})`;
 }
+
+/** Values per `IN (...)` list. */
+const ID_CHUNK = 500;
+
+/** `values` in lists of ID_CHUNK, one `IN (...)` query each. */
+export function idChunks<T>(values: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < values.length; i += ID_CHUNK) out.push(values.slice(i, i + ID_CHUNK));
+  return out;
+}

@@ -5,7 +5,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EngineContext } from "../../../src/engine/context.js";
 import { Project } from "../../../src/engine/project.js";
-import type { ObjectRow } from "../../../src/engine/store/lancedb.js";
+import type { ObjectRow } from "../../../src/engine/store/lance-store.js";
 
 const row = (id: string, seq: number): ObjectRow => ({ id, body: JSON.stringify({ id }), seq, created_at: "t", updated_at: "t" });
 /** The pid of a process that has exited. */

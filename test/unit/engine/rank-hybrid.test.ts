@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareRanked, LEXICAL_RESCORE_DEPTH, type ScoredId } from "../../../src/engine/search/fuse.js";
 import { MAX_RESULTS, SMALL_FILTERED_SET, VECTOR_CANDIDATES } from "../../../src/engine/search/limits.js";
 import { bestImageVectors, rankRows, tableVectors, type RankQuery, type Ranking, type VectorSource } from "../../../src/engine/search/rank.js";
-import { LanceStore, type IndexRow, type SegmentRow } from "../../../src/engine/store/lancedb.js";
+import { LanceStore, type IndexRow, type SegmentRow } from "../../../src/engine/store/lance-store.js";
 import { scoredIds } from "../../../src/engine/store/rows.js";
 import { tempDir } from "../../helpers/temp.js";
 import { cosine, indexTable, oracleHybrid, randomVector, readAhead, seeded } from "./search-fixture.js";

@@ -6,7 +6,7 @@
 import { compareRanked, LEXICAL_RESCORE_DEPTH, type ScoredId } from "../../../src/engine/search/fuse.js";
 import { MAX_RESULTS, VECTOR_CANDIDATES } from "../../../src/engine/search/limits.js";
 import type { RankQuery } from "../../../src/engine/search/rank.js";
-import type { FilterColumnType, IndexRow, LanceStore } from "../../../src/engine/store/lancedb.js";
+import type { FilterColumnType, IndexRow, LanceStore, Snapshot } from "../../../src/engine/store/lance-store.js";
 import { withTopFirst } from "../../../src/engine/store/rows.js";
 
 /** A seeded generator of numbers in [0, 1) (mulberry32). */
@@ -50,7 +50,7 @@ export async function indexTable(store: LanceStore, table: string, rows: readonl
  * What search.ts hands the ranking for a hybrid search: the lexical part started before the query's
  * vector, with its top matches' stored vectors read ahead.
  */
-export function readAhead(store: LanceStore, table: string, text: string, where?: string): NonNullable<RankQuery["lexical"]> {
+export function readAhead(store: Snapshot, table: string, text: string, where?: string): NonNullable<RankQuery["lexical"]> {
   const rows = store.textSearch(table, text, MAX_RESULTS, where).then((hits) => withTopFirst(hits, LEXICAL_RESCORE_DEPTH));
   return { table, rows, vectors: rows.then((hits) => store.vectorsOfRows(table, hits, LEXICAL_RESCORE_DEPTH)) };
 }

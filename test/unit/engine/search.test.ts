@@ -15,7 +15,7 @@ import { relevantSegments } from "../../../src/engine/search/highlights.js";
 import { rankRows } from "../../../src/engine/search/rank.js";
 import type { SearchParams } from "../../../src/engine/search/request.js";
 import { MAX_RESULTS, VECTOR_CANDIDATES } from "../../../src/engine/search/limits.js";
-import type { IndexRow, ObjectRow, SegmentRow } from "../../../src/engine/store/lancedb.js";
+import type { IndexRow, ObjectRow, SegmentRow } from "../../../src/engine/store/lance-store.js";
 import type { IndexRecord, SearchPage, TextHighlight } from "../../../src/engine/types.js";
 import { scoredIds } from "../../../src/engine/store/rows.js";
 import { tempDir } from "../../helpers/temp.js";

@@ -7,7 +7,7 @@ import { readdirSync, rmSync, symlinkSync, truncateSync, statSync, writeFileSync
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EnvironmentError, InternalError } from "../../../src/engine/errors.js";
-import { LanceStore, type ObjectRow } from "../../../src/engine/store/lancedb.js";
+import { LanceStore, type ObjectRow } from "../../../src/engine/store/lance-store.js";
 import { tempDir } from "../../helpers/temp.js";
 
 const row = (id: string, seq: number): ObjectRow => ({ id, body: JSON.stringify({ id }), seq, created_at: "t", updated_at: "t" });

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rankRows, tableVectors, type RankQuery } from "../../../src/engine/search/rank.js";
-import { LanceStore, VECTOR_INDEX_MIN_ROWS } from "../../../src/engine/store/lancedb.js";
+import { LanceStore, VECTOR_INDEX_MIN_ROWS } from "../../../src/engine/store/lance-store.js";
 
 const DIM = 16;
 const ROWS = VECTOR_INDEX_MIN_ROWS + 1000;

@@ -8,7 +8,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import type { LanceStore, ObjectRow } from "../../../src/engine/store/lancedb.js";
+import type { LanceStore, ObjectRow } from "../../../src/engine/store/lance-store.js";
 import type { IndexRecord } from "../../../src/engine/types.js";
 import { tempDir } from "../../helpers/temp.js";
 

@@ -1,0 +1,128 @@
+/**
+ * The open database of one project (its data folder): handles of its tables at their latest
+ * versions, opened once and shared, and the one `wrap` every operation on it runs through, which
+ * checks a failure for damaged tables (damage-check.ts), one check at a time per table and version.
+ * `Tables` is how the operations of each kind of table (objects-table.ts, index-tables.ts…) reach
+ * them: at the latest versions here, or as a snapshot pinned them (snapshot.ts).
+ */
+import type { SemsearchError } from "../errors.js";
+import { findDamage, type CheckedDatabase } from "./damage-check.js";
+import { loadLance, wrap, type Connection, type Lance, type Table } from "./lancedb.js";
+import type { RowVectors, ScoredRows } from "./rows.js";
+import type { HeldVectors } from "./vector-cache.js";
+
+/** How an operation reaches the tables of a database. */
+export interface Tables {
+  readonly db: Database;
+  /** Table `name`: at its latest version, or at the version a snapshot pinned. */
+  table(name: string): Promise<Table>;
+  /** `Database.wrap`, for a failure seen at the versions `table` gives. */
+  wrap<T>(table: string | null, what: string, fn: () => Promise<T>): Promise<T>;
+  /** Of a snapshot: queries also return LanceDB row ids, to read the same rows again. */
+  readonly snapshot?: SnapshotReads;
+}
+
+/** What only a snapshot reads (snapshot.ts). */
+export interface SnapshotReads {
+  /** The vectors this process holds of table `name` at the version the snapshot reads, if it holds them. */
+  heldVectors(name: string): HeldVectors | undefined;
+  /** The stored vectors of the first `count` of rows a query of the snapshot returned (Snapshot.vectorsOfRows). */
+  vectorsOfRows(name: string, hits: ScoredRows, count?: number): Promise<RowVectors>;
+}
+
+export class Database implements CheckedDatabase {
+  /** Handles of tables at their latest version (reads always see other processes' commits). */
+  private readonly handles = new Map<string, Table>();
+  /** Checks of the tables under way after a failure, by the table and version it was of (see damage). */
+  private readonly damageChecks = new Map<string, Promise<SemsearchError | null>>();
+  /** Tables whose vector index this process has prewarmed (see prewarmVectorIndex). */
+  readonly prewarmed = new Set<string>();
+  /** The tables at their latest versions. */
+  readonly latest: Tables = { db: this, table: (name) => this.table(name), wrap: (table, what, fn) => this.wrap(table, what, fn) };
+  private isClosed = false;
+
+  private constructor(
+    readonly dir: string,
+    readonly connection: Connection,
+    readonly lance: Lance,
+    /** The tables the project's records say exist (StoreOptions.expectedTables). */
+    readonly expectedTables: () => readonly string[],
+  ) {}
+
+  /** Opens (creating if needed) the database in `dir`; reads always see other processes' commits. */
+  static async open(dir: string, expectedTables: () => readonly string[] = () => []): Promise<Database> {
+    const lance = await loadLance();
+    const connection = await wrap(dir, "opening the database", () => lance.lancedb.connect(dir, { readConsistencyInterval: 0 }));
+    return new Database(dir, connection, lance, expectedTables);
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /**
+   * Runs a LanceDB operation on `table` (null: on none in particular); a failure becomes a
+   * SemsearchError: the machine's fault (a full disk…), a damaged table (EnvironmentError
+   * CORRUPT_TABLE, see damage), else InternalError STORAGE_ERROR. `pinned`: the versions a snapshot
+   * reads, by table.
+   */
+  wrap<T>(table: string | null, what: string, fn: () => Promise<T>, pinned?: ReadonlyMap<string, number>): Promise<T> {
+    return wrap(this.dir, what, fn, (error) => this.damage(error, table, table === null ? undefined : pinned?.get(table)));
+  }
+
+  /**
+   * After an operation on `touched` (at `version`, a snapshot's) failed for no reason of the
+   * machine's: the damaged or missing table it finds (findDamage), or null. Concurrent failures of
+   * one table and version share one check.
+   */
+  private damage(cause: unknown, touched: string | null, version: number | undefined): Promise<SemsearchError | null> {
+    if (this.isClosed) return Promise.resolve(null);
+    const key = JSON.stringify([touched, version ?? null]);
+    let check = this.damageChecks.get(key);
+    if (!check) {
+      check = findDamage(this, cause, touched, version).finally(() => this.damageChecks.delete(key));
+      this.damageChecks.set(key, check);
+    }
+    return check;
+  }
+
+  /** Table `name` at its latest version (one handle, opened at its first use). */
+  async table(name: string): Promise<Table> {
+    let table = this.handles.get(name);
+    if (!table) {
+      table = await this.wrap(name, `opening table ${name}`, () => this.connection.openTable(name));
+      this.handles.set(name, table);
+    }
+    return table;
+  }
+
+  /** Whether a handle of table `name` is open already (then the table exists). */
+  isOpen(name: string): boolean {
+    return this.handles.has(name);
+  }
+
+  /** Keeps the handle of a table just created. */
+  keep(name: string, table: Table): void {
+    this.handles.set(name, table);
+  }
+
+  async tableNames(): Promise<string[]> {
+    return this.wrap(null, "listing tables", () => this.connection.tableNames({ limit: 1_000_000 }));
+  }
+
+  async hasTable(name: string): Promise<boolean> {
+    return (await this.tableNames()).includes(name);
+  }
+
+  /** Drops a table, if it is there. */
+  async dropTable(name: string): Promise<void> {
+    this.handles.delete(name);
+    if (await this.hasTable(name)) await this.wrap(name, `dropping table ${name}`, () => this.connection.dropTable(name));
+  }
+
+  close(): void {
+    this.isClosed = true;
+    this.handles.clear();
+    this.connection.close();
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * The tables of an index that hold one row per object (`index_<idx id>`): its `id` and `seq`, the
+ * searchable `text` (full-text indexed), its `vector`, and a filter column (`f_…`) per filterable
+ * field. Also what every searchable table of an index shares, part tables (part-tables.ts) too: how
+ * one is created, its filter columns, and rows read by id.
+ */
+import { InternalError } from "../errors.js";
+import type { FilterRecord } from "../filter-fields.js";
+import { plainRows } from "./arrow-columns.js";
+import type { Database, Tables } from "./database.js";
+import { idChunks, sqlIn } from "./sql.js";
+
+/** Values of filter columns (`f_…`) by column name; a column left out is null. */
+export type { FilterRecord };
+
+export interface IndexRow {
+  id: string;
+  seq: number;
+  text: string;
+  vector: Float32Array;
+  filters?: FilterRecord;
+}
+
+/**
+ * Storage types of filter columns. Booleans are stored as 1/0 doubles: apache-arrow 18 writes an
+ * all-null boolean column with no validity bitmap, which LanceDB rejects.
+ */
+export type FilterColumnType = "string" | "double";
+
+export const FILTER_COLUMN = /^f_[0-9a-f]+$/;
+
+/**
+ * Creates a table with the given columns plus `text` (full-text indexed from the start, so text
+ * search works from the first row) and a `vector` of `dimension` floats.
+ */
+export async function createSearchableTable(db: Database, name: string, columns: [string, "utf8" | "float64" | "int32"][], dimension: number, fullText = true): Promise<void> {
+  const { Schema, Field, Utf8, Float64, Int32, Float32, FixedSizeList } = db.lance.arrow;
+  const types = { utf8: () => new Utf8(), float64: () => new Float64(), int32: () => new Int32() };
+  const schema = new Schema([
+    ...columns.map(([column, type]) => new Field(column, types[type](), false)),
+    new Field("text", new Utf8(), false),
+    new Field("vector", new FixedSizeList(dimension, new Field("item", new Float32(), true)), false),
+  ]);
+  const table = await db.wrap(name, `creating table ${name}`, () => db.connection.createEmptyTable(name, schema, { existOk: true }));
+  await db.wrap(name, `creating the indexes of ${name}`, async () => {
+    if (fullText) await table.createIndex("text", { config: db.lance.lancedb.Index.fts({ withPosition: false }), replace: true });
+    // Rows are fetched by id lists (page objects, rescoring, highlights): a B-tree keeps that off a full scan.
+    await table.createIndex("id", { config: db.lance.lancedb.Index.btree(), replace: true });
+  });
+  db.keep(name, table);
+}
+
+/** Creates the table of an index: one row per object. */
+export function createIndexTable(db: Database, name: string, dimension: number): Promise<void> {
+  return createSearchableTable(db, name, [["id", "utf8"], ["seq", "float64"]], dimension);
+}
+
+/** A row's filter values for every filter column of its table (null where it has none). */
+export function filterRecord(columns: ReadonlySet<string>, filters: FilterRecord | undefined): Record<string, string | number | null> {
+  const out: Record<string, string | number | null> = {};
+  for (const column of columns) out[column] = filters?.[column] ?? null;
+  return out;
+}
+
+/** Replaces the rows of the given objects (delete + insert in one merge commit). */
+export async function upsertIndexRows(db: Database, name: string, rows: readonly IndexRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const table = await db.table(name);
+  const columns = await filterColumns(db.latest, name);
+  const records = rows.map((row) => ({
+    id: row.id,
+    seq: row.seq,
+    text: row.text,
+    vector: Array.from(row.vector),
+    ...filterRecord(columns, row.filters),
+  }));
+  await db.wrap(name, `writing rows of ${name}`, async () => {
+    await table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(records);
+  });
+}
+
+export async function deleteIndexRows(db: Database, name: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const table = await db.table(name);
+  for (const part of idChunks(ids)) await db.wrap(name, `deleting rows of ${name}`, () => table.delete(sqlIn("id", part)));
+}
+
+/** Adds the filter columns a table lacks (nullable, null in existing rows). */
+export async function ensureFilterColumns(db: Database, name: string, columns: ReadonlyMap<string, FilterColumnType>): Promise<void> {
+  const present = await filterColumns(db.latest, name);
+  const missing = [...columns].filter(([column]) => !present.has(column));
+  if (missing.length === 0) return;
+  for (const [column] of missing) if (!FILTER_COLUMN.test(column)) throw new InternalError("BAD_COLUMN", `not a filter column: ${column}`);
+  const table = await db.table(name);
+  await db.wrap(name, `adding filter columns to ${name}`, async () => {
+    await table.addColumns(missing.map(([column, type]) => ({ name: column, valueSql: `CAST(NULL AS ${type})` })));
+  });
+}
+
+/** Rows of a table, or those matching a `where` clause. */
+export async function countRows(tables: Tables, name: string, where?: string): Promise<number> {
+  const table = await tables.table(name);
+  return tables.wrap(name, `counting rows of ${name}`, () => table.countRows(where));
+}
+
+/** The filter columns (`f_…`) a table has. */
+export async function filterColumns(tables: Tables, name: string): Promise<Set<string>> {
+  const table = await tables.table(name);
+  const schema = await tables.wrap(name, `reading the schema of ${name}`, () => table.schema());
+  return new Set(schema.fields.map((field) => field.name).filter((column) => FILTER_COLUMN.test(column)));
+}
+
+/** Which of `ids` have a row in the index table. */
+export function presentIds(tables: Tables, name: string, ids: readonly string[]): Promise<Set<string>> {
+  return presentValues(tables, name, "id", ids);
+}
+
+/** Which of `values` occur in a column of a table (read in chunks of ids). */
+export async function presentValues(tables: Tables, name: string, column: "id" | "object_id", values: readonly string[]): Promise<Set<string>> {
+  const table = await tables.table(name);
+  const out = new Set<string>();
+  for (const part of idChunks(values)) {
+    const rows = await tables.wrap(name, `reading ${name}`, () => table.query().where(sqlIn(column, part)).select([column]).toArrow().then(plainRows));
+    for (const row of rows) out.add(String(row[column]));
+  }
+  return out;
+}
+
+/** The ids of the rows matching a `where` clause (loads them all). */
+export async function idsWhere(tables: Tables, name: string, where: string): Promise<string[]> {
+  const table = await tables.table(name);
+  const rows = await tables.wrap(name, `reading ${name}`, () => table.query().where(where).select(["id"]).toArrow().then(plainRows));
+  return rows.map((row) => String(row.id));
+}
+
+/** The searchable text of rows, by id. */
+export async function texts(tables: Tables, name: string, ids: readonly string[]): Promise<Map<string, string>> {
+  const table = await tables.table(name);
+  const out = new Map<string, string>();
+  for (const part of idChunks(ids)) {
+    const rows = await tables.wrap(name, `reading ${name}`, () =>
+      table.query().where(sqlIn("id", part)).select(["id", "text"]).toArrow().then(plainRows),
+    );
+    for (const row of rows) out.set(String(row.id), String(row.text));
+  }
+  return out;
+}
+
+/** Every row's id, duplicates kept (for checks and tests; loads the whole column). */
+export async function rowIds(tables: Tables, name: string): Promise<string[]> {
+  const table = await tables.table(name);
+  const rows = await tables.wrap(name, `reading ids of ${name}`, () => table.query().select(["id"]).toArrow().then(plainRows));
+  return rows.map((row) => String(row.id));
+}
+
+/** Every row's vector, by id (for evaluation tools; loads the whole column). */
+export async function allVectors(tables: Tables, name: string): Promise<Map<string, Float32Array>> {
+  const table = await tables.table(name);
+  const rows = await tables.wrap(name, `reading vectors of ${name}`, () => table.query().select(["id", "vector"]).toArrow().then(plainRows));
+  return new Map(rows.map((row) => [String(row.id), Float32Array.from(row.vector as ArrayLike<number>)]));
+}
