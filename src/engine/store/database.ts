@@ -120,6 +120,27 @@ export class Database implements CheckedDatabase {
     if (await this.hasTable(name)) await this.wrap(name, `dropping table ${name}`, () => this.connection.dropTable(name));
   }
 
+  /**
+   * Fences tables `names` for a lease taken over (state/lease.ts; docs/design/object-storage.md): a
+   * Restore of each one's latest version, which changes no row but makes Lance refuse every commit
+   * based on an earlier version (a holder that paused past its lease). A commit that lands between
+   * the read of the latest version and the Restore is erased: the lease protocol makes it one its
+   * writer never acknowledged.
+   */
+  async fence(names: readonly string[]): Promise<void> {
+    for (const name of names) {
+      await this.wrap(name, `fencing table ${name}`, async () => {
+        const table = await this.connection.openTable(name);
+        try {
+          await table.checkout(await table.version());
+          await table.restore();
+        } finally {
+          table.close();
+        }
+      });
+    }
+  }
+
   close(): void {
     this.isClosed = true;
     this.handles.clear();

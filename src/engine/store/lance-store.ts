@@ -135,6 +135,11 @@ export class LanceStore extends StoreReads {
     await this.db.dropTable(name);
   }
 
+  /** Fences tables for a lease taken over from a holder that did not release it (Database.fence). */
+  fence(names: readonly string[]): Promise<void> {
+    return this.db.fence(names);
+  }
+
   /** Settles once no load of vectors is under way (for tests). */
   vectorLoadsSettled(): Promise<void> {
     return this.vectors.settled();
