@@ -206,11 +206,13 @@ export async function acquireLease(store: StateStore, name: string, options: Lea
     if (free || over) {
       const token = (state?.token ?? 0) + 1;
       const record: TokenRecord = { holder, ttlMs };
-      if (await store.createIfAbsent(`leases/${name}/${tokenName(token)}`, JSON.stringify(record))) {
+      // Won only if no newer token is there: a taker that paused between its look and its write can
+      // create a token whose record was pruned since, behind the newest (it must not fence then).
+      if ((await store.createIfAbsent(`leases/${name}/${tokenName(token)}`, JSON.stringify(record))) && (await leaseState(store, name))?.token === token) {
         await prune(store, name, token);
         return new HeldLease(store, name, token, over, ttlMs);
       }
-      continue; // another taker won this token: look again
+      continue; // another taker won this token, or a newer one: look again
     }
     if (Date.now() > deadline) {
       throw new ConflictError("LOCKED", `The lease ${name} is held by ${describeLeaseHolder(state.holder)}: gave up after ${Math.round((options.waitMs ?? 120_000) / 1000)} s`, {

@@ -57,12 +57,12 @@ export class LocalStateStore implements StateStore {
     }
   }
 
-  async list(folder: string): Promise<string[]> {
+  async list(folder: string, after?: string): Promise<string[]> {
     checkKey(folder, true);
     const dir = path.join(this.where, ...folder.split("/").filter((part) => part !== ""));
     try {
       return readdirSync(dir)
-        .filter((name) => !name.startsWith("."))
+        .filter((name) => !name.startsWith(".") && (after === undefined || name > after))
         .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];

@@ -32,7 +32,7 @@ class Skewed implements StateStore {
   }
   get = (key: string) => this.inner.get(key);
   createIfAbsent = (key: string, body: string) => this.inner.createIfAbsent(key, body);
-  list = (folder: string) => this.inner.list(folder);
+  list = (folder: string, after?: string) => this.inner.list(folder, after);
   remove = (key: string) => this.inner.remove(key);
   now = async () => (await this.inner.now()) + this.skew;
 }
@@ -132,6 +132,29 @@ describe.each(stores)("leases on a %s store", (_kind, make) => {
     expect(won).toHaveLength(1);
     expect(won[0]?.status === "fulfilled" && won[0].value.token).toBe(2);
     expect(await store.list("leases/w")).toEqual(["000000000002"]);
+  });
+
+  // A taker that looked (token 1 expired), then paused while others took tokens 2 and 3 (pruning 2),
+  // then created token 2 again: it must see that token 3 is newer, and neither hold nor fence.
+  it("a taker that paused past newer takers and re-creates a pruned token does not hold the lease", async () => {
+    const store = await make();
+    await acquireLease(store, "w", { ttlMs: 1000 });
+    store.skew = 2000;
+    const paused = new (class extends Skewed {
+      hook: (() => Promise<void>) | null = async () => {
+        await (await acquireLease(store, "w", { waitMs: 0 })).release();
+        await acquireLease(store, "w", { waitMs: 0, ttlMs: 600_000 });
+      };
+      override createIfAbsent = async (key: string, body: string) => {
+        const hook = this.hook;
+        this.hook = null;
+        if (hook) await hook();
+        return store.createIfAbsent(key, body);
+      };
+    })(store);
+    paused.skew = 2000;
+    await expect(acquireLease(paused, "w", { waitMs: 0 })).rejects.toThrow(/held by/);
+    expect((await leaseState(store, "w"))?.token).toBe(3);
   });
 
   it("a damaged token record still holds the lease until it expires", async () => {
