@@ -19,6 +19,7 @@ let bucket: Promise<string> | undefined;
 export function testBucket(): Promise<string> {
   bucket ??= (async () => {
     const name = `semsearch-test-${unique()}`;
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true"; // (as S3StateStore.open does)
     const sdk = await import("@aws-sdk/client-s3");
     const config = s3Config(process.env);
     const client = new sdk.S3Client({ region: config.region, endpoint: config.endpoint, forcePathStyle: true });

@@ -82,6 +82,9 @@ export class S3StateStore implements StateStore {
 
   /** A store for `s3://bucket/prefix`; loads the SDK (only remote projects pay for it). */
   static async open(bucket: string, prefix: string, config: S3Config): Promise<S3StateStore> {
+    // On Node 20 the SDK prints a warning that its releases from 2027 will need Node 22: a notice
+    // for this project's dependency updates, not for the user, whose stderr it would clutter.
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
     const sdk = await import("@aws-sdk/client-s3");
     const client = new sdk.S3Client({
       region: config.region,
