@@ -4,7 +4,7 @@
  * looked at: the tables are read again, fresh. The folder and index-file steps read the local file
  * system (local-files.ts).
  */
-import path from "node:path";
+import { inside, isRemote } from "./where.js";
 import { SemsearchError } from "../errors.js";
 import { damagedTablesError, type TableFault } from "./damage.js";
 import { environmentFault, type Connection, type Lance } from "./lancedb.js";
@@ -45,16 +45,18 @@ async function probe(dir: string, name: string, steps: (at: (fault: TableFault) 
  * version, and each of its indexes has files. Reads no data.
  */
 function probeFolders(db: Connection, dir: string, name: string): Promise<Probe> {
-  const tableDir = path.join(dir, `${name}.lance`);
+  const tableDir = inside(dir, `${name}.lance`);
+  // (an object store has no folders to check, nor can its files be listed here: the table must open)
+  const local = !isRemote(dir);
   return probe(dir, name, async (at) => {
-    const folder = tableFolderFault(tableDir);
+    const folder = local ? tableFolderFault(tableDir) : null;
     if (folder !== null) return folder;
     const table = await db.openTable(name);
     try {
       const indices = await table.listIndices();
       at({ step: "index files" });
       for (const { indexUuid } of indices) {
-        if (indexUuid !== undefined && indexFiles(path.join(tableDir, "_indices", indexUuid)) === 0) return { step: "index files" };
+        if (local && indexUuid !== undefined && indexFiles(inside(tableDir, "_indices", indexUuid)) === 0) return { step: "index files" };
       }
     } finally {
       table.close();

@@ -4,7 +4,7 @@
  * bug but the environment's fault (exit 6), and never repaired by semsearch: a damaged table is
  * neither rewritten nor dropped, so the person can restore it.
  */
-import path from "node:path";
+import { inside, parentOf } from "./where.js";
 import { EnvironmentError } from "../errors.js";
 
 /**
@@ -37,18 +37,18 @@ function indexOf(table: string): string | null {
 function describeFault(fault: TableFault, dir: string): string {
   switch (fault.step) {
     case "folder":
-      return `${fault.folder} is not a folder (${path.join(dir, fault.folder)})`;
+      return `${fault.folder} is not a folder (${inside(dir, fault.folder)})`;
     case "manifest":
-      return `its latest version manifest is missing or unreadable (${path.join(dir, "_versions")})`;
+      return `its latest version manifest is missing or unreadable (${inside(dir, "_versions")})`;
     case "index files":
-      return `the files of one of its indexes are missing (${path.join(dir, "_indices")})`;
+      return `the files of one of its indexes are missing (${inside(dir, "_indices")})`;
     case "data":
-      return `a data file is missing or unreadable (a scan of its rows failed, in ${path.join(dir, "data")})`;
+      return `a data file is missing or unreadable (a scan of its rows failed, in ${inside(dir, "data")})`;
     case "full-text index":
     case "vector index":
-      return `its ${fault.step} is unreadable (a query of it failed, in ${path.join(dir, "_indices")})`;
+      return `its ${fault.step} is unreadable (a query of it failed, in ${inside(dir, "_indices")})`;
     case "listing":
-      return `the database cannot list its tables (${path.dirname(dir)})`;
+      return `the database cannot list its tables (${parentOf(dir)})`;
   }
 }
 
@@ -57,8 +57,8 @@ function describeFault(fault: TableFault, dir: string): string {
  * and the project, and what was found wrong; `cause` (LanceDB's error) is kept but not shown.
  */
 export function damagedTablesError(dataDir: string, tables: readonly DamagedTable[], cause?: unknown): EnvironmentError {
-  const project = path.dirname(dataDir);
-  const where = (table: string) => path.join(dataDir, `${table}.lance`);
+  const project = parentOf(dataDir);
+  const where = (table: string) => inside(dataDir, `${table}.lance`);
   const described = tables.map((table) =>
     table.fault === undefined
       ? `${table.name} is missing (${where(table.name)} is not there${table.expectedBecause ? `, while ${table.expectedBecause}` : ""})`

@@ -6,10 +6,23 @@
  * them: at the latest versions here, or as a snapshot pinned them (snapshot.ts).
  */
 import type { SemsearchError } from "../errors.js";
+import { s3Config, type S3Config } from "../state/s3-config.js";
 import { findDamage, type CheckedDatabase } from "./damage-check.js";
 import { loadLance, wrap, type Connection, type Lance, type Table } from "./lancedb.js";
 import type { RowVectors, ScoredRows } from "./rows.js";
 import type { HeldVectors } from "./vector-cache.js";
+
+/**
+ * LanceDB's object-store options for an S3 endpoint, as semsearch's own S3 client reaches it (the same
+ * endpoint, region and plain-HTTP rule); credentials LanceDB reads from the environment itself.
+ */
+function s3StorageOptions(config: S3Config): Record<string, string> {
+  return {
+    aws_region: config.region,
+    allow_http: String(config.allowHttp),
+    ...(config.endpoint ? { aws_endpoint: config.endpoint, aws_virtual_hosted_style_request: "false" } : {}),
+  };
+}
 
 /** How an operation reaches the tables of a database. */
 export interface Tables {
@@ -49,10 +62,15 @@ export class Database implements CheckedDatabase {
     readonly expectedTables: () => readonly string[],
   ) {}
 
-  /** Opens (creating if needed) the database in `dir`; reads always see other processes' commits. */
+  /**
+   * Opens (creating if needed) the database in `dir`, a local directory or an S3 address
+   * (`s3://bucket/prefix/data`, reached as s3-config.ts reads the environment); reads always see other
+   * processes' commits.
+   */
   static async open(dir: string, expectedTables: () => readonly string[] = () => []): Promise<Database> {
     const lance = await loadLance();
-    const connection = await wrap(dir, "opening the database", () => lance.lancedb.connect(dir, { readConsistencyInterval: 0 }));
+    const storageOptions = dir.startsWith("s3://") ? s3StorageOptions(s3Config(process.env)) : undefined;
+    const connection = await wrap(dir, "opening the database", () => lance.lancedb.connect(dir, { readConsistencyInterval: 0, ...(storageOptions ? { storageOptions } : {}) }));
     return new Database(dir, connection, lance, expectedTables);
   }
 

@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { constants } from "node:os";
 import { environmentError, InternalError, SemsearchError } from "../errors.js";
 import { diskFault } from "./local-files.js";
+import { isRemote } from "./where.js";
 
 // LanceDB's Rust logger writes warnings straight to stderr; semsearch's stderr carries only its own messages.
 if (!process.env.SEMSEARCH_DEBUG) process.env.LANCEDB_LOG = "off";
@@ -48,7 +49,7 @@ export function environmentFault(dir: string, error: unknown, what: string): Sem
   const errno = /\(os error (\d+)\)/.exec(text)?.[1];
   const code = errno === undefined ? undefined : Object.entries(constants.errno).find(([, number]) => number === Number(errno))?.[0];
   const coded = code === undefined ? null : environmentError(Object.assign(new Error(text, { cause: error }), { code }), subject);
-  return coded ?? diskFault(dir, error, subject);
+  return coded ?? (isRemote(dir) ? null : diskFault(dir, error, subject));
 }
 
 /**
