@@ -44,6 +44,7 @@ export const handlers = {
   objectsDelete: lazy(objectsModule, "objectsDelete"),
   search: lazy(searchModule, "searchCommand"),
   workerStatus: lazy(workerModule, "workerStatus"),
+  workerRun: lazy(workerModule, "workerRun"),
   modelsList: lazy(modelsModule, "modelsList"),
   modelsPull: lazy(modelsModule, "modelsPull"),
   modelsRm: lazy(modelsModule, "modelsRm"),
@@ -135,6 +136,7 @@ export const EXAMPLES: Record<string, string[]> = {
   "keys list": ["semsearch keys list", "semsearch --json keys list | jq -r '.keys[] | select(.revoked_at == null) | .id'"],
   "keys revoke": ["semsearch keys revoke key_abc123def456", "semsearch keys revoke ci    # by name"],
   "worker status": ["semsearch worker status", "semsearch --json worker status"],
+  "worker run": ["semsearch worker                                 # index in the foreground until SIGTERM/SIGINT", "semsearch worker --poll-ms 200 2>> worker.log"],
 };
 
 function commandPath(command: Command): string {
@@ -233,7 +235,12 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--force", "remove it even if indexes use it")
     .action(withGlobals(h.modelsRm));
 
-  const worker = program.command("worker").description("the background indexer");
+  const worker = program.command("worker").description("the indexer: run it in the foreground, or see whether one runs");
+  worker
+    .command("run", { isDefault: true })
+    .description("index in the foreground until SIGTERM/SIGINT (for systemd or a container; commands then start no background worker)")
+    .option("--poll-ms <n>", "how often to look for new work, in ms (default 1000)", integerArg)
+    .action(withGlobals(h.workerRun));
   worker.command("status").description("whether a worker is running").action(withGlobals(h.workerStatus));
 
   program

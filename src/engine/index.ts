@@ -218,6 +218,15 @@ export class Engine {
     return status;
   }
 
+  /**
+   * Runs the worker in this process until `signal` aborts (`semsearch worker`): see
+   * runForegroundWorker. `log` gets one line per event.
+   */
+  async runWorker(options: { signal: AbortSignal; pollMs: number; log: (message: string) => void }): Promise<void> {
+    const { runForegroundWorker } = await import("./indexing/worker.js");
+    await runForegroundWorker(this.ctx, options.log, options);
+  }
+
   /** Creates an API key for `semsearch serve`; the result holds the key, which is never shown again. */
   createKey(options: keys.CreateKeyOptions = {}): Promise<keys.KeyInfo & { key: string }> {
     return keys.createKey(this.ctx.project, options, this.now());

@@ -15,10 +15,10 @@ import { imageBase } from "../images/reference.js";
 import { createEmbeddingPool, type EmbeddingPool } from "../embedding/pool.js";
 import { indexModel } from "../embedding/registry.js";
 import { MODEL_UNAVAILABLE } from "../embedding/model-cache.js";
-import { EnvironmentError, SemsearchError, ValidationError } from "../errors.js";
+import { ConflictError, EnvironmentError, SemsearchError, ValidationError } from "../errors.js";
 import type { EngineContext } from "../context.js";
 import { failpoint } from "../failpoint.js";
-import { tryLock, type Release } from "../lock.js";
+import { describeHolder, lockHolder, tryLock, type Release } from "../lock.js";
 import { hasPendingWork } from "./spawn.js";
 import { imageTableName, indexTableName, indexTables, partTables, segmentTableName, type IndexProgress, type WorkerState } from "../project.js";
 import { storageType } from "../field-types.js";
@@ -472,18 +472,23 @@ class Worker {
     this.log("restored the sequence counter (seq) from stored state");
   }
 
-  async run(): Promise<void> {
+  /**
+   * Indexes until no work is left for `lingerMs` (looking again every `pollMs`), or until `signal`
+   * aborts (checked between batches: a batch in progress is committed first).
+   */
+  async run(options: { lingerMs?: number; pollMs?: number; signal?: AbortSignal } = {}): Promise<void> {
+    const { lingerMs = LINGER_MS, pollMs = 200, signal } = options;
     await this.restoreSeq();
     let idleSince = Date.now();
-    while (true) {
+    while (!signal?.aborted) {
       if (await this.pass()) {
         idleSince = Date.now();
         continue;
       }
       await this.compactObjects();
       this.report("idle", null, 0);
-      if (Date.now() - idleSince > LINGER_MS) return;
-      await sleep(200);
+      if (Date.now() - idleSince > lingerMs) return;
+      await sleep(pollMs, undefined, signal ? { signal } : undefined).catch(() => undefined);
     }
   }
 
@@ -495,6 +500,55 @@ class Worker {
 
   async close(): Promise<void> {
     await this.releasePools();
+  }
+}
+
+/** How long a foreground worker keeps its models loaded once idle (then frees their memory). */
+const FOREGROUND_LINGER_MS = 60_000;
+/** How often a foreground worker retries indexes blocked by an unavailable model. */
+const BLOCKED_RETRY_MS = 60_000;
+
+/**
+ * Runs the worker in the foreground (`semsearch worker`, for systemd or a container) until `signal`
+ * aborts: it holds the worker lock throughout, so no command starts a background worker beside it;
+ * indexes what is pending, then looks for new work every `pollMs`. Idle for a minute, it frees its
+ * models. A project not there yet is created (a damaged one is refused, as by any write). A batch in progress when the signal comes is committed first. ConflictError
+ * WORKER_RUNNING when another worker holds the lock.
+ */
+export async function runForegroundWorker(ctx: EngineContext, log: WorkerLog, options: { signal: AbortSignal; pollMs: number }): Promise<void> {
+  ctx.project.init(); // a worker started before anything was added makes the project, as the first write would
+  const release = tryLock(ctx.project.workerLock);
+  if (!release) {
+    throw new ConflictError("WORKER_RUNNING", `Another worker indexes this project: ${describeHolder(lockHolder(ctx.project.workerLock))}`, {
+      hint: "One worker per project: stop the other one first (`semsearch worker status` shows it).",
+    });
+  }
+  const { signal, pollMs } = options;
+  log(`worker running in the foreground on ${ctx.project.dir}, looking for work every ${pollMs} ms`);
+  let blocked = new Set<string>();
+  let blockedAt = Date.now();
+  try {
+    while (!signal.aborted) {
+      if (Date.now() - blockedAt > BLOCKED_RETRY_MS) [blocked, blockedAt] = [new Set(), Date.now()];
+      if (hasPendingWork(ctx, blocked)) {
+        const worker = new Worker(ctx, log);
+        const heartbeat = setInterval(() => worker.heartbeat(), HEARTBEAT_MS);
+        heartbeat.unref();
+        try {
+          await worker.run({ lingerMs: FOREGROUND_LINGER_MS, pollMs, signal });
+        } finally {
+          clearInterval(heartbeat);
+          await worker.close();
+          for (const id of worker.blocked) blocked.add(id);
+          ctx.project.saveWorkerState(null);
+        }
+        continue;
+      }
+      await sleep(pollMs, undefined, { signal }).catch(() => undefined);
+    }
+  } finally {
+    ctx.project.saveWorkerState(null);
+    release();
   }
 }
 
