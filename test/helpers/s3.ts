@@ -24,14 +24,14 @@ import {
 /** The variables `.ci/s3-server start` exports; semsearch and LanceDB read these same ones. */
 const S3_VARIABLES = ["AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ALLOW_HTTP"] as const;
 
-/** Whether the test server's variables are set (`eval "$(.ci/s3-server start)"` before the tests). */
+/** Whether the test server's variables are set (`.ci/s3-server start`'s export lines, before the tests). */
 export function s3Available(): boolean {
   return process.env.SEMSEARCH_TEST_S3 === "1" && S3_VARIABLES.every((name) => process.env[name]);
 }
 
 /** The server's variables, for a command's environment (runCli's `env`, serve's `env`). */
 export function s3Env(): Record<string, string> {
-  if (!s3Available()) throw new Error("no S3 test server: run `eval \"$(.ci/s3-server start)\"` first");
+  if (!s3Available()) throw new Error("no S3 test server: start one with .ci/s3-server and export what it prints");
   return Object.fromEntries(S3_VARIABLES.map((name) => [name, process.env[name] as string]));
 }
 
