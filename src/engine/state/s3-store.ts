@@ -128,7 +128,9 @@ export class S3StateStore implements StateStore {
     const name = this.key(key);
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.bucket, Key: name, Body: body, IfNoneMatch: "*", ContentType: "application/json" }));
+        // (the length given: for an empty body the SDK would otherwise print a warning on stderr)
+        const bytes = Buffer.from(body, "utf8");
+        await this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.bucket, Key: name, Body: bytes, ContentLength: bytes.length, IfNoneMatch: "*", ContentType: "application/json" }));
         return true;
       } catch (error) {
         const status = (error as SdkError).$metadata?.httpStatusCode;
