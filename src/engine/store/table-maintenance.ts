@@ -86,10 +86,15 @@ export async function prewarmVectorIndex(tables: Tables, name: string): Promise<
   const { prewarmed } = tables.db;
   if (prewarmed.has(name)) return;
   prewarmed.add(name);
-  const table = await tables.table(name);
-  const indices = await tables.wrap(name, `listing the indexes of ${name}`, () => table.listIndices());
-  const index = indices.find((candidate) => candidate.columns.includes("vector"));
-  if (index) await tables.wrap(name, `loading the vector index of ${name}`, () => table.prewarmIndex(index.name));
+  try {
+    const table = await tables.table(name);
+    const indices = await tables.wrap(name, `listing the indexes of ${name}`, () => table.listIndices());
+    const index = indices.find((candidate) => candidate.columns.includes("vector"));
+    if (index) await tables.wrap(name, `loading the vector index of ${name}`, () => table.prewarmIndex(index.name));
+  } catch (error) {
+    prewarmed.delete(name); // (a failure is tried again by the next search, not remembered as done)
+    throw error;
+  }
 }
 
 /** The scalar index type of each indexed filter column (for status and benchmarks). */

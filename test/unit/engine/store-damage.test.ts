@@ -3,7 +3,7 @@
  * damaged or missing table is an EnvironmentError naming it (exit 6), never a bug (exit 1); a failure
  * with every table whole stays an InternalError; and the object table is never dropped.
  */
-import { readdirSync, rmSync, symlinkSync, truncateSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, renameSync, rmSync, symlinkSync, truncateSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EnvironmentError, InternalError } from "../../../src/engine/errors.js";
@@ -209,5 +209,28 @@ describe("a failure with every table whole", () => {
     expect(await failure(() => store.dropTable("objects"))).toBeInstanceOf(InternalError);
     expect(await store.countObjects()).toBe(3);
     store.close();
+  });
+});
+
+describe("prewarming a vector index", () => {
+  // A prewarm that failed was remembered as done: a long-running server never loaded the index again.
+  it("a failed prewarm is tried again by the next search, not remembered as done", async () => {
+    const dir = path.join(tempDir("semsearch-prewarm-"), "data");
+    const store = await LanceStore.open(dir);
+    await store.createIndexTable("index_idx_p", 4);
+    const rows = Array.from({ length: 5_000 }, (_, i) => ({ id: `r${i}`, seq: i + 1, text: `text ${i}`, vector: Float32Array.from([Math.cos(i), Math.sin(i), i % 7, 1]) }));
+    await store.upsertIndexRows("index_idx_p", rows);
+    expect(await store.buildVectorIndexIfDue("index_idx_p")).toBe(true);
+    store.close();
+    const indices = path.join(dir, "index_idx_p.lance", "_indices");
+    const saved = path.join(dir, "..", "indices-aside");
+    renameSync(indices, saved);
+    const fresh = await LanceStore.open(dir);
+    const snapshot = fresh.snapshot();
+    expect(await failure(() => snapshot.prewarmVectorIndex("index_idx_p"))).toBeInstanceOf(Error);
+    expect(await failure(() => snapshot.prewarmVectorIndex("index_idx_p"))).toBeInstanceOf(Error); // tried again, still failing
+    renameSync(saved, indices);
+    await snapshot.prewarmVectorIndex("index_idx_p");
+    fresh.close();
   });
 });
