@@ -4,12 +4,20 @@
  * call. Each answer is what the matching CLI command prints with `--json`.
  */
 import * as v from "valibot";
-import { confinedBase, searchResponse, ValidationError, type Engine } from "../engine/index.js";
+import { confinedBase, EnvironmentError, searchResponse, ValidationError, type Engine, type SemsearchError } from "../engine/index.js";
 import { checkJsonMediaType, readJsonBody } from "./body.js";
 import type { BodySpool, ReceivedBody } from "./spool.js";
 import { AddObjectsQuerySchema, ListObjectsQuerySchema, NoQuerySchema, SearchQuerySchema, type RESPONSES } from "./schemas.js";
 
+/** Whether a server is ready to answer searches (its models loaded, its indexes opened); why not, else. */
+export type Readiness = { ready: true } | { ready: false; error?: SemsearchError };
+
 export interface RouteOptions {
+  /**
+   * Whether the server is ready (`GET /readyz`): `serve` says so once its models are loaded and its
+   * indexes opened and prewarmed. Ready when absent.
+   */
+  readiness?: () => Readiness;
   /** Largest body of an objects request, in bytes (default 64 MiB). */
   maxBodyBytes?: number;
   /**
@@ -115,6 +123,16 @@ const WRITE_ERRORS = [403, 409, 413, 415, 422, 503];
 
 export const ROUTES: Route[] = [
   { method: "GET", path: "/healthz", operationId: "health", summary: "Health check", auth: false, write: false, query: NoQuerySchema, status: 200, response: "Health", errors: [], handle: async () => ({ body: { status: "ok" } }) },
+  {
+    method: "GET", path: "/readyz", operationId: "ready", summary: "Readiness: models loaded, indexes opened and prewarmed", auth: false, write: false, query: NoQuerySchema, status: 200, response: "Ready", errors: [503],
+    handle: async ({ options }) => {
+      const state = options.readiness?.() ?? { ready: true };
+      if (!state.ready && !state.error) throw new EnvironmentError("STARTING", "The server is still loading its models and opening its indexes", { hint: "Try again in a moment." });
+      // (always 503, whatever the failure's own status: a load balancer reads the status alone)
+      if (!state.ready) throw new EnvironmentError("NOT_READY", `The server cannot answer searches: ${state.error?.message}`, state.error?.hint ? { hint: state.error.hint } : {});
+      return { body: { status: "ready" } };
+    },
+  },
   { method: "GET", path: "/v1/openapi.json", operationId: "openapi", summary: "This document", auth: false, write: false, query: NoQuerySchema, status: 200, response: "OpenApi", errors: [], handle: async ({ document }) => ({ body: document }) },
   {
     method: "POST", path: "/v1/indexes", operationId: "createIndex", summary: "Create an index", auth: true, write: true, query: NoQuerySchema, body: "index", status: 202, response: "Created", errors: [403, 409, 413, 415, 422, 503],

@@ -100,5 +100,6 @@ export const RESPONSES = {
   Added: v.strictObject({ count: v.number(), ids: v.optional(v.array(v.string())) }),
   WorkerStatus: v.object({ running: v.boolean(), pid: v.nullable(v.number()), log: v.string(), state: v.optional(v.record(v.string(), v.unknown())) }),
   Health: v.strictObject({ status: v.literal("ok") }),
+  Ready: v.strictObject({ status: v.literal("ready") }),
   OpenApi: v.object({ openapi: v.string(), info: v.record(v.string(), v.unknown()), paths: v.record(v.string(), v.unknown()) }),
 } as const;

@@ -261,6 +261,7 @@ describe("statuses", () => {
 
   it("serves the health check and the OpenAPI document without a key; HEAD as GET without a body", async () => {
     expect((await api("GET", "/healthz", null)).json).toEqual({ status: "ok" });
+    expect([200, 503]).toContain((await api("GET", "/readyz", null)).status);
     const document = await api("GET", "/v1/openapi.json", null);
     expect(document.json.openapi).toBe("3.1.0");
     const head = await call(`${server.url}/v1/indexes`, writer, { method: "HEAD" });
@@ -394,6 +395,27 @@ describe("serving", () => {
       expect(stored.filter((id: string) => id.startsWith("stay-")).sort()).toEqual(["stay-0", "stay-1"]);
     } finally {
       expect(await open.stop()).toBe(0);
+    }
+  });
+
+  it("/readyz: 200 once the models are loaded and the indexes prewarmed, with no key; 503 NOT_READY when that failed", async () => {
+    const ready = await serve(project);
+    try {
+      await waitUntil(async () => (await call(`${ready.url}/readyz`, null)).status === 200, "the server to be ready");
+      expect((await call(`${ready.url}/readyz`, null)).json).toEqual({ status: "ready" });
+      expect(ready.stderr()).toContain('"event":"warm"');
+    } finally {
+      expect(await ready.stop()).toBe(0);
+    }
+    const failed = await serve(project, [], { SEMSEARCH_FAILPOINT: "serve:warm-up:throw" });
+    try {
+      await waitUntil(() => failed.stderr().includes('"event":"not warmed up"'), "the warm-up to fail");
+      const answer = await call(`${failed.url}/readyz`, null);
+      expect(answer.status).toBe(503);
+      expect(answer.json.errors[0].code).toBe("NOT_READY");
+      expect((await call(`${failed.url}/healthz`, null)).status).toBe(200); // alive, not ready
+    } finally {
+      expect(await failed.stop()).toBe(0);
     }
   });
 

@@ -1,6 +1,7 @@
 /** `semsearch serve`: the service's HTTP API over this project, until SIGTERM or SIGINT. */
 import path from "node:path";
-import { Engine, integerIn, localSocketPath, realProjectPath, UsageError, type Warning } from "../../engine/index.js";
+import { Engine, integerIn, InternalError, localSocketPath, realProjectPath, SemsearchError, UsageError, type Warning } from "../../engine/index.js";
+import type { Readiness } from "../../server/routes.js";
 import { projectDir, type GlobalOptions } from "../options.js";
 import { pkg } from "../package-info.js";
 
@@ -43,7 +44,10 @@ export async function serveCommand(options: ServeCommandOptions): Promise<void> 
       hint: "Create one with `semsearch keys create` (add --read-only for search only), or, on a loopback address, serve without keys with --no-auth.",
     });
   }
+  // Ready (GET /readyz) once the models are loaded and the indexes opened and prewarmed, below.
+  let readiness: Readiness = { ready: false };
   const server = await startServer(engine, {
+    readiness: () => readiness,
     host,
     port,
     checkKey: auth ? (key) => checker.check(key) : null,
@@ -66,8 +70,15 @@ export async function serveCommand(options: ServeCommandOptions): Promise<void> 
   // The models load now rather than in the first search (which would wait about half a second for them).
   const warming = performance.now();
   void engine.warmUp().then(
-    () => log({ level: "info", event: "warm", ms: Math.round(performance.now() - warming) }),
-    (error: unknown) => log({ level: "warning", event: "not warmed up", message: error instanceof Error ? error.message : String(error) }),
+    () => {
+      readiness = { ready: true };
+      log({ level: "info", event: "warm", ms: Math.round(performance.now() - warming) });
+    },
+    (error: unknown) => {
+      // Not ready: /readyz answers 503 with why (a damaged project, say), and searches fail the same way.
+      readiness = { ready: false, error: error instanceof SemsearchError ? error : new InternalError("WARM_UP_FAILED", "it could not load the project's models and indexes (see its log)") };
+      log({ level: "warning", event: "not warmed up", message: error instanceof Error ? error.message : String(error) });
+    },
   );
   await new Promise<void>((resolve) => {
     // A second signal, of either kind, ends the process at once; an add it cuts off is rolled back by the next writer.

@@ -9,7 +9,8 @@ import { findIndex } from "../indexes.js";
 import { buildingState } from "../status.js";
 import { highlightsEnabled } from "../indexing/extract.js";
 import { displayReference } from "../images/reference.js";
-import { imageTableName, indexTableName, segmentTableName } from "../project.js";
+import { failpoint } from "../failpoint.js";
+import { imageTableName, indexTableName, indexTables, segmentTableName } from "../project.js";
 import type { Snapshot } from "../store/lance-store.js";
 import { withTopFirst } from "../store/rows.js";
 import type { IndexRecord, JsonObject, SearchHit, SearchPage } from "../types.js";
@@ -170,14 +171,25 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
  * Indexes whose model cannot be loaded are left for their first search to report.
  */
 export async function warmUp(ctx: EngineContext): Promise<void> {
+  failpoint("serve:warm-up");
   if (!ctx.project.exists()) return;
-  await ctx.store();
-  const specs = new Map(ctx.project.indexes().map((index) => indexModel(index)).map((spec) => [JSON.stringify(spec), spec]));
+  const store = await ctx.store();
+  const indexes = ctx.project.indexes();
+  const specs = new Map(indexes.map((index) => indexModel(index)).map((spec) => [JSON.stringify(spec), spec]));
   for (const spec of specs.values()) {
     try {
       await ctx.embedQuery(spec, "warm up");
     } catch {
       // the first search of an index with this model says what is wrong
+    }
+  }
+  // Each table's approximate vector index, where it has one, read into memory now rather than by a first search.
+  const snapshot = store.snapshot();
+  for (const table of indexes.flatMap((index) => indexTables(index))) {
+    try {
+      await snapshot.prewarmVectorIndex(table);
+    } catch {
+      // a table that cannot be read is reported by the first search of its index
     }
   }
 }
