@@ -402,6 +402,7 @@ class Worker {
       } catch (error) {
         this.log(`${table}: vector index not built this time: ${error instanceof Error ? error.message : String(error)}`);
       }
+      if (this.stopping) return; // (the rest is done by the next run)
     }
     const done = await this.locked(async () => {
       if (!this.exists(index)) return false;
@@ -441,10 +442,22 @@ class Worker {
     });
   }
 
-  /** One pass over every index; true when anything was indexed. */
+  /** The stop signal of the run (a foreground worker's SIGTERM): checked between steps, never inside a commit. */
+  private signal: AbortSignal | undefined;
+
+  private get stopping(): boolean {
+    return this.signal?.aborted === true;
+  }
+
+  /**
+   * One pass over every index; true when anything was indexed. Once the stop signal has come, it
+   * starts nothing more (no other index's batch, no optimize): what is left is pending work the next
+   * run finds.
+   */
   private async pass(): Promise<boolean> {
     let worked = false;
     for (const index of this.ctx.project.indexes()) {
+      if (this.stopping) break;
       if (this.blocked.has(index.id)) continue;
       let indexed: boolean;
       try {
@@ -454,6 +467,7 @@ class Worker {
         await this.block(index, error);
         continue;
       }
+      if (this.stopping) break;
       if (indexed) {
         worked = true;
         await this.optimize(index, false);
@@ -474,17 +488,19 @@ class Worker {
 
   /**
    * Indexes until no work is left for `lingerMs` (looking again every `pollMs`), or until `signal`
-   * aborts (checked between batches: a batch in progress is committed first).
+   * aborts (checked between steps: a batch in progress is committed first, then nothing more starts).
    */
   async run(options: { lingerMs?: number; pollMs?: number; signal?: AbortSignal } = {}): Promise<void> {
     const { lingerMs = LINGER_MS, pollMs = 200, signal } = options;
+    this.signal = signal;
     await this.restoreSeq();
     let idleSince = Date.now();
-    while (!signal?.aborted) {
+    while (!this.stopping) {
       if (await this.pass()) {
         idleSince = Date.now();
         continue;
       }
+      if (this.stopping) return;
       await this.compactObjects();
       this.report("idle", null, 0);
       if (Date.now() - idleSince > lingerMs) return;
