@@ -239,9 +239,9 @@ class Worker {
       })),
     );
 
-    await this.locked(async () => {
+    const committed = await this.locked(async () => {
       const { project } = this.ctx;
-      if (!this.exists(index)) return;
+      if (!this.exists(index)) return false;
       // Objects replaced or deleted while this batch was embedded are skipped: their newer
       // version has a higher seq and is picked up by a later batch, a deletion already removed its rows.
       const current = await store.getObjects(batch.map((row) => row.id));
@@ -264,7 +264,12 @@ class Worker {
       saved.processingSeq = null;
       delete saved.blocked;
       project.saveProgress(index.id, saved);
+      return true;
     });
+    if (!committed) {
+      this.log(`${index.id}: deleted while its batch was embedded; the batch was dropped`);
+      return false;
+    }
     this.indexed += batch.length;
     this.log(`${index.id}: indexed ${batch.length} objects up to seq ${lastSeq}`);
     return true;

@@ -2,7 +2,7 @@
  * The foreground worker (`semsearch worker`) and its stop signal, in process against real LanceDB and
  * the real model: a stop asked for mid-batch lets that batch commit and then ends the run, without
  * going on to other indexes, optimizing or compacting (a service manager kills a worker that takes
- * too long to stop).
+ * too long to stop); a batch whose index was deleted meanwhile is not logged as indexed.
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";
@@ -72,6 +72,23 @@ describe("the foreground worker stopped by a signal", () => {
     expect(log.some((line) => line.includes("idx_a: indexed 40 objects"))).toBe(true);
     expect(log.filter((line) => /optimized|compacted/.test(line))).toEqual([]);
     expect(ctx.project.progress("idx_a").optimizedSeq).toBe(0); // left for the next run
+    await ctx.close();
+  });
+
+  it("does not log a batch as indexed when its index was deleted while it was embedded", async () => {
+    const { ctx, store, indexes } = await projectWith(10, ["idx_gone"]);
+    const stop = new AbortController();
+    // The index is deleted (from the catalog) after the batch is read, before it is committed.
+    onCall(store, "countObjects", () => {
+      ctx.project.saveIndexes(indexes.filter((index) => index.id !== "idx_gone"));
+      stop.abort();
+    });
+    const log: string[] = [];
+    await runForegroundWorker(ctx, (message) => log.push(message), { signal: stop.signal, pollMs: 50 });
+
+    expect(await store.rowIds(indexTableName("idx_gone"))).toEqual([]);
+    expect(log.filter((line) => line.includes("indexed"))).toEqual([]);
+    expect(log.some((line) => line.includes("idx_gone: deleted while"))).toBe(true);
     await ctx.close();
   });
 });
