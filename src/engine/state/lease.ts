@@ -17,7 +17,7 @@
  */
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ConflictError } from "../errors.js";
+import { ConflictError, EnvironmentError } from "../errors.js";
 import type { StateStore } from "./store.js";
 
 /** Who holds a lease, for messages and for telling a dead local holder. */
@@ -60,31 +60,55 @@ const DIGITS = 12;
 const tokenName = (token: number) => String(token).padStart(DIGITS, "0");
 const HEARTBEAT = /^(\d{12})\.hb\.(\d{8})$/;
 
-/** The newest token of lease `name` and its state, or null when it was never taken. */
+/** A listed record that cannot be read twice in a row: something else is at its key (a folder, say). */
+function unreadable(store: StateStore, key: string): EnvironmentError {
+  return new EnvironmentError("CORRUPT_PROJECT", `The lease record ${key} in ${store.where} is listed but cannot be read: something other than a record is there`, {
+    hint: "Something other than semsearch changed the project's state: remove what is at that key.",
+  });
+}
+
+/**
+ * The newest token of lease `name` and its state, or null when it was never taken. A record listed
+ * but gone when read (a token pruned by a newer taker, a heartbeat removed by a newer one) means a
+ * newer one is there: the folder is listed again. Read without its newest heartbeat, a live lease
+ * would look expired and be taken over from its holder.
+ */
 export async function leaseState(store: StateStore, name: string): Promise<LeaseState | null> {
   const folder = `leases/${name}`;
-  const names = await store.list(folder);
-  const tokens = names.filter((entry) => /^\d{12}$/.test(entry));
-  const newest = tokens.at(-1);
-  if (newest === undefined) return null;
-  const record = await store.get(`${folder}/${newest}`);
-  if (record === null) return leaseState(store, name); // pruned meanwhile: a newer one is there
-  let parsed: TokenRecord | null = null;
-  try {
-    parsed = JSON.parse(record.body) as TokenRecord;
-  } catch {
-    // a damaged record: its holder is unknown, and it lasts the default time
+  let gone: string | null = null;
+  for (;;) {
+    const names = await store.list(folder);
+    const tokens = names.filter((entry) => /^\d{12}$/.test(entry));
+    const newest = tokens.at(-1);
+    if (newest === undefined) return null;
+    const record = await store.get(`${folder}/${newest}`);
+    if (record === null) {
+      if (gone === newest) throw unreadable(store, `${folder}/${newest}`);
+      gone = newest;
+      continue;
+    }
+    let parsed: TokenRecord | null = null;
+    try {
+      parsed = JSON.parse(record.body) as TokenRecord;
+    } catch {
+      // a damaged record: its holder is unknown, and it lasts the default time
+    }
+    const ttl = typeof parsed?.ttlMs === "number" && parsed.ttlMs > 0 ? parsed.ttlMs : 30_000;
+    const beats = names.filter((entry) => HEARTBEAT.exec(entry)?.[1] === newest);
+    const last = beats.at(-1);
+    const beat = last === undefined ? null : await store.get(`${folder}/${last}`);
+    if (last !== undefined && beat === null) {
+      if (gone === last) throw unreadable(store, `${folder}/${last}`);
+      gone = last;
+      continue;
+    }
+    return {
+      token: Number(newest),
+      holder: parsed?.holder ?? null,
+      released: names.includes(`${newest}.released`),
+      expiresAt: Math.max(record.writtenAt, beat?.writtenAt ?? 0) + ttl,
+    };
   }
-  const ttl = typeof parsed?.ttlMs === "number" && parsed.ttlMs > 0 ? parsed.ttlMs : 30_000;
-  const beats = names.filter((entry) => HEARTBEAT.exec(entry)?.[1] === newest);
-  const last = beats.at(-1);
-  const beat = last === undefined ? null : await store.get(`${folder}/${last}`);
-  return {
-    token: Number(newest),
-    holder: parsed?.holder ?? null,
-    released: names.includes(`${newest}.released`),
-    expiresAt: Math.max(record.writtenAt, beat?.writtenAt ?? 0) + ttl,
-  };
 }
 
 /** A lease this process took: its token, and whether the taker must fence before it writes. */
