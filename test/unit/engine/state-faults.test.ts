@@ -1,15 +1,22 @@
 /**
  * The state store and leases under faults an outside tester would try: a folder where a record
- * should be, a reader that pauses while the holder renews.
+ * should be, a reader that pauses while the holder renews, and (on S3) a create-if-absent whose
+ * answer is lost after the store wrote it, so that the SDK's retry is refused with 412.
  */
 import { mkdirSync, mkdtempSync, utimesSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { acquireLease, leaseState } from "../../../src/engine/state/lease.js";
 import { LocalStateStore } from "../../../src/engine/state/local-store.js";
+import { readRecord, updateRecord } from "../../../src/engine/state/record.js";
+import { s3Config } from "../../../src/engine/state/s3-config.js";
+import { S3StateStore } from "../../../src/engine/state/s3-store.js";
 import type { StateStore } from "../../../src/engine/state/store.js";
-import { s3Available, s3TestStore } from "../../helpers/s3-state.js";
+import { s3Env } from "../../helpers/s3.js";
+import { s3Available, s3TestStore, testBucket } from "../../helpers/s3-state.js";
 
 /** A local store whose clock can be moved on. */
 class ClockedStore extends LocalStateStore {
@@ -78,6 +85,64 @@ s3("the state store on S3", () => {
     expect((error as Error).message).not.toMatch(/looping/);
     expect((error as { code?: string }).code).toBe("CORRUPT_PROJECT");
     expect((error as Error).message).toContain("leases/w/000000000002");
+  });
+
+  describe("a create-if-absent whose answer is lost after the store wrote it", () => {
+    let proxy: { url: string; drop: (match: string) => void; close: () => Promise<void> };
+
+    /** A loopback proxy to the tests' S3 server that, once per `drop(match)`, forwards a PUT whose path holds `match` and then cuts the connection instead of answering. */
+    async function startProxy() {
+      const target = new URL(s3Env().AWS_ENDPOINT_URL as string);
+      let dropping: string | null = null;
+      const server = http.createServer((request, response) => {
+        const upstream = http.request({ host: target.hostname, port: target.port, method: request.method, path: request.url, headers: request.headers }, (answer) => {
+          if (dropping !== null && request.method === "PUT" && (request.url ?? "").includes(dropping)) {
+            dropping = null;
+            answer.resume();
+            answer.on("end", () => request.socket.destroy()); // written by the store; its answer never arrives
+            return;
+          }
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+        });
+        upstream.on("error", () => response.destroy());
+        request.pipe(upstream);
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      return {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        drop: (match: string) => void (dropping = match),
+        close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+      };
+    }
+
+    afterAll(async () => proxy?.close());
+
+    async function proxiedStore(): Promise<S3StateStore> {
+      proxy ??= await startProxy();
+      return S3StateStore.open(await testBucket(), `lost-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`, s3Config({ ...process.env, AWS_ENDPOINT_URL: proxy.url }));
+    }
+
+    it("counts as written: the retry's 412 is its own write", async () => {
+      const store = await proxiedStore();
+      proxy.drop("/k1");
+      expect(await store.createIfAbsent("k1", "mine")).toBe(true);
+      expect((await store.get("k1"))?.body).toBe("mine");
+      expect(await store.createIfAbsent("k1", "again")).toBe(false); // a real second create is still refused
+      store.close();
+    });
+
+    it("a record change is applied once, and a lease taken is held", async () => {
+      const store = await proxiedStore();
+      proxy.drop("/counter/000000000001");
+      await updateRecord(store, "counter", (body) => String(Number(body ?? "0") + 1));
+      expect(await readRecord(store, "counter")).toMatchObject({ version: 1, body: "1" });
+      proxy.drop("/leases/w/000000000001");
+      const held = await acquireLease(store, "w", { waitMs: 2_000 });
+      expect(held.token).toBe(1);
+      expect(await held.holds()).toBe(true);
+      store.close();
+    });
   });
 });
 
