@@ -72,6 +72,21 @@ describe("leases on a local store", () => {
   });
 });
 
+describe("damaged lease records", () => {
+  it.each([
+    ["a ttl no holder would ask for", { holder: { host: "h", pid: 1, command: "semsearch" }, ttlMs: 1e308 }],
+    ["a holder that is not one", { holder: "x", ttlMs: 60_000 }],
+    ["a ttl that is not a number of milliseconds", { holder: null, ttlMs: "60000" }],
+  ])("%s: it is held by no named holder, and expires", async (_what, body) => {
+    const store = new ClockedStore(mkdtempSync(path.join(tmpdir(), "state-")));
+    await store.createIfAbsent("leases/w/000000000001", JSON.stringify(body));
+    const error = await acquireLease(store, "w", { waitMs: 0 }).catch((caught: unknown) => caught);
+    expect((error as Error).message).toMatch(/held by (another process|process 1 on h \(semsearch\)):/); // never "process undefined"
+    store.skew = 61_000; // (past the default 30 s and the record's own 60 s)
+    expect(await acquireLease(store, "w", { waitMs: 0 })).toMatchObject({ token: 2, fenceNeeded: true });
+  });
+});
+
 const s3 = s3Available() ? describe : describe.skip;
 
 s3("the state store on S3", () => {
