@@ -36,6 +36,8 @@ export const OPTIMIZE_EVERY = 20_000;
 const WORKER_LOCK_WAIT_MS = 30 * 60_000;
 /** How often a working worker refreshes its report (worker.json), at the least. */
 export const HEARTBEAT_MS = 15_000;
+/** How often a worker with a stop signal, waiting for the write lock, looks whether it was told to stop. */
+const LOCK_LOOK_MS = 500;
 /** How long an idle worker waits for new work before exiting. */
 const LINGER_MS = 1500;
 
@@ -95,6 +97,9 @@ function prepareBatch(batch: readonly ObjectRow[], index: IndexRecord): Prepared
   return { indexable, filters, errors };
 }
 
+/** Thrown out of a lock wait when the stop signal came: the run ends without committing what it held. */
+class WorkerStopped extends Error {}
+
 class Worker {
   private readonly pools = new Map<string, EmbeddingPool>();
   private readonly capped = new Set<string>();
@@ -119,9 +124,28 @@ class Worker {
     return pool;
   }
 
-  /** Runs `fn` under the project write lock, waiting long (a large add may hold it for minutes), but not forever. */
-  private locked<T>(fn: () => Promise<T>): Promise<T> {
-    return this.ctx.locked(fn, WORKER_LOCK_WAIT_MS);
+  /**
+   * Runs `fn` under the project write lock, waiting long (a large add may hold it for minutes), but
+   * not forever. With a stop signal, the wait gives up once it comes (WorkerStopped): a worker told to
+   * stop does not wait for another process's add to end; what it had not committed is redone by the
+   * next run, as after a kill.
+   */
+  private async locked<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.signal === undefined) return this.ctx.locked(fn, WORKER_LOCK_WAIT_MS);
+    const deadline = Date.now() + WORKER_LOCK_WAIT_MS;
+    for (;;) {
+      let entered = false;
+      try {
+        return await this.ctx.locked(() => {
+          entered = true;
+          return fn();
+        }, Math.max(0, Math.min(LOCK_LOOK_MS, deadline - Date.now())));
+      } catch (error) {
+        // (a LOCKED from inside fn is its own failure: fn is never run twice)
+        if (entered || !(error instanceof ConflictError && error.code === "LOCKED") || Date.now() >= deadline) throw error;
+        if (this.stopping) throw new WorkerStopped(`held by ${describeHolder(lockHolder(this.ctx.project.writeLock))}`);
+      }
+    }
   }
 
   /** Whether the index still exists (it may be deleted while the worker embeds). */
@@ -498,18 +522,23 @@ class Worker {
   async run(options: { lingerMs?: number; pollMs?: number; signal?: AbortSignal } = {}): Promise<void> {
     const { lingerMs = LINGER_MS, pollMs = 200, signal } = options;
     this.signal = signal;
-    await this.restoreSeq();
-    let idleSince = Date.now();
-    while (!this.stopping) {
-      if (await this.pass()) {
-        idleSince = Date.now();
-        continue;
+    try {
+      await this.restoreSeq();
+      let idleSince = Date.now();
+      while (!this.stopping) {
+        if (await this.pass()) {
+          idleSince = Date.now();
+          continue;
+        }
+        if (this.stopping) return;
+        await this.compactObjects();
+        this.report("idle", null, 0);
+        if (Date.now() - idleSince > lingerMs) return;
+        await sleep(pollMs, undefined, signal ? { signal } : undefined).catch(() => undefined);
       }
-      if (this.stopping) return;
-      await this.compactObjects();
-      this.report("idle", null, 0);
-      if (Date.now() - idleSince > lingerMs) return;
-      await sleep(pollMs, undefined, signal ? { signal } : undefined).catch(() => undefined);
+    } catch (error) {
+      if (!(error instanceof WorkerStopped)) throw error;
+      this.log(`stopped while waiting for the write lock (${error.message}); what was not committed is redone by the next run`);
     }
   }
 

@@ -2,8 +2,10 @@
  * The foreground worker (`semsearch worker`) and its stop signal, in process against real LanceDB and
  * the real model: a stop asked for mid-batch lets that batch commit and then ends the run, without
  * going on to other indexes, optimizing or compacting (a service manager kills a worker that takes
- * too long to stop); a batch whose index was deleted meanwhile is not logged as indexed.
+ * too long to stop), nor wait for another writer's lock; a batch whose index was deleted meanwhile
+ * is not logged as indexed.
  */
+import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -16,6 +18,7 @@ const dist = (file: string) => new URL(`../../../dist/engine/${file}`, import.me
 const { EngineContext } = (await import(dist("context.js"))) as typeof import("../../../src/engine/context.js");
 const { runForegroundWorker } = (await import(dist("indexing/worker.js"))) as typeof import("../../../src/engine/indexing/worker.js");
 const { indexTableName, Project } = (await import(dist("project.js"))) as typeof import("../../../src/engine/project.js");
+const { processStart } = (await import(dist("owner.js"))) as typeof import("../../../src/engine/owner.js");
 
 const stamp = "2026-01-01T00:00:00.000Z";
 const row = (id: string, seq: number): ObjectRow => ({ id, body: JSON.stringify({ id, text: `object number ${seq}` }), seq, created_at: stamp, updated_at: stamp });
@@ -90,5 +93,34 @@ describe("the foreground worker stopped by a signal", () => {
     expect(log.filter((line) => line.includes("indexed"))).toEqual([]);
     expect(log.some((line) => line.includes("idx_gone: deleted while"))).toBe(true);
     await ctx.close();
+  });
+});
+
+describe("the foreground worker waiting for the write lock", () => {
+  it("gives up the wait when the signal comes, committing nothing, instead of waiting for the other writer", async () => {
+    const { ctx, store } = await projectWith(10, ["idx_a"]);
+    // A live process (an `objects add`, say) holds the write lock for two minutes.
+    const writer = spawn(process.execPath, ["-e", "setTimeout(() => {}, 120000)"], { stdio: "ignore" });
+    try {
+      const owner = { pid: writer.pid as number, start: processStart(writer.pid as number) ?? undefined };
+      writeFileSync(ctx.project.writeLock, JSON.stringify({ ...owner, nonce: "x", command: "semsearch objects add big.jsonl" }));
+      const stop = new AbortController();
+      // The signal comes as the worker starts waiting for the lock.
+      const locked = ctx.locked.bind(ctx);
+      ctx.locked = ((fn, timeoutMs) => {
+        stop.abort();
+        return locked(fn, timeoutMs);
+      }) as typeof ctx.locked;
+      const log: string[] = [];
+      await runForegroundWorker(ctx, (message) => log.push(message), { signal: stop.signal, pollMs: 50 });
+
+      expect(log.some((line) => line.includes("stopped while waiting for the write lock") && line.includes("objects add big.jsonl"))).toBe(true);
+      expect(await store.rowIds(indexTableName("idx_a"))).toEqual([]);
+      expect(ctx.project.progress("idx_a").indexedSeq).toBe(0);
+      expect(writer.exitCode).toBeNull(); // (the lock was still held when it stopped)
+    } finally {
+      writer.kill("SIGKILL");
+      await ctx.close();
+    }
   });
 });
