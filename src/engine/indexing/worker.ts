@@ -164,10 +164,13 @@ class Worker {
   }
 
   private last: { phase: WorkerState["phase"]; index: string | null; pending: number } = { phase: "idle", index: null, pending: 0 };
+  /** Whether `last` was written (a worker that has not reported yet has nothing in worker.json). */
+  private reported = false;
 
   /** Tells `worker status` (and `--wait`) what this worker is doing. */
   private report(phase: WorkerState["phase"], index: string | null, pending: number): void {
     this.last = { phase, index, pending };
+    this.reported = true;
     const now = Date.now();
     const seconds = (now - this.startedAt) / 1000;
     this.ctx.project.saveWorkerState({
@@ -532,7 +535,9 @@ class Worker {
         }
         if (this.stopping) return;
         await this.compactObjects();
-        this.report("idle", null, 0);
+        // (once: while it stays idle, the heartbeat keeps the report's time fresh, and a worker that
+        // looks every 50 ms for a minute, or for as long as an index is blocked, would rewrite it each time)
+        if (this.last.phase !== "idle" || !this.reported) this.report("idle", null, 0);
         if (Date.now() - idleSince > lingerMs) return;
         await sleep(pollMs, undefined, signal ? { signal } : undefined).catch(() => undefined);
       }

@@ -124,3 +124,26 @@ describe("the foreground worker waiting for the write lock", () => {
     }
   });
 });
+
+describe("the foreground worker idle", () => {
+  it("writes its idle report once, not at every look for new work (the heartbeat keeps it fresh)", async () => {
+    const { ctx, store } = await projectWith(5, ["idx_a"]);
+    const stop = new AbortController();
+    let looks = 0;
+    // Caught up after the first batch, it looks for new work every 50 ms while its models stay loaded: stop after 20 looks.
+    onCall(store, "objectsAfter", (after) => {
+      if (after === 5 && ++looks === 20) stop.abort();
+    });
+    const reports: (string | null)[] = [];
+    const save = ctx.project.saveWorkerState.bind(ctx.project);
+    ctx.project.saveWorkerState = (state) => {
+      reports.push(state?.phase ?? null);
+      save(state);
+    };
+    await runForegroundWorker(ctx, () => {}, { signal: stop.signal, pollMs: 50 });
+
+    expect(looks).toBe(20);
+    expect(reports.filter((phase) => phase === "idle")).toHaveLength(1);
+    await ctx.close();
+  });
+});
