@@ -567,8 +567,10 @@ const BLOCKED_RETRY_MS = 60_000;
  * Runs the worker in the foreground (`semsearch worker`, for systemd or a container) until `signal`
  * aborts: it holds the worker lock throughout, so no command starts a background worker beside it;
  * indexes what is pending, then looks for new work every `pollMs`. Idle for a minute, it frees its
- * models. A project not there yet is created (a damaged one is refused, as by any write). A batch in progress when the signal comes is committed first. ConflictError
- * WORKER_RUNNING when another worker holds the lock.
+ * models. A project not there yet is created (a damaged one is refused, as by any write). A batch in
+ * progress when the signal comes is committed first, then nothing more starts (another index's batch,
+ * an optimize, a compaction); a wait for the write lock is given up (the batch is redone by the next
+ * run). ConflictError WORKER_RUNNING when another worker holds the lock.
  */
 export async function runForegroundWorker(ctx: EngineContext, log: WorkerLog, options: { signal: AbortSignal; pollMs: number }): Promise<void> {
   ctx.project.init(); // a worker started before anything was added makes the project, as the first write would
