@@ -27,9 +27,23 @@ const REMOTE_SCHEMES: readonly RemoteScheme[] = ["s3", "gs", "az"];
 /** Schemes a user may mean (object stores and URL forms): with one slash, or in capitals, they are typos, not folder names. */
 const URL_LIKE = /^(s3|s3a|gs|gcs|az|abfs|abfss|file|https?|memory):\/*/i;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/** A scheme and `://`, as a URI has them. */
+const ADDRESS = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(.*)$/s;
+/** Spaces and invisible characters (zero-width spaces, a byte order mark, direction marks) that a copied value may carry at either end. */
+const AROUND = /^[\s\p{Cf}]+|[\s\p{Cf}]+$/gu;
+/**
+ * What text read as UTF-8 becomes where its bytes were not UTF-8 (U+FFFD, as Node reads argv and the
+ * environment), and halves of characters (lone surrogates): the folder written would not be the one named.
+ */
+const NOT_UTF8 = /[\uFFFD\p{Cs}]/u;
+
+/** The value quoted for a message, with what cannot be seen (invisible characters, spaces other than the plain one) escaped. */
+function shown(given: string): string {
+  return JSON.stringify(given).replace(/[\p{Cf}\p{Z}\uFFFD]/gu, (c) => (c === " " ? c : `\\u${(c.codePointAt(0) as number).toString(16).padStart(4, "0")}`));
+}
 
 function invalid(given: string, why: string, hint: string): UsageError {
-  return new UsageError("INVALID_PROJECT", `The project ${JSON.stringify(given)} ${why}`, { hint });
+  return new UsageError("INVALID_PROJECT", `The project ${shown(given)} ${why}`, { hint });
 }
 
 /**
@@ -57,10 +71,34 @@ function bucketProblem(scheme: RemoteScheme, bucket: string): string | null {
  */
 function prefixProblem(prefix: string): string | null {
   if (/[?#%\\\s]/u.test(prefix)) return "holds a character a URI would not keep as it is (?, #, %, \\ or a space)";
+  if (/\p{Cf}/u.test(prefix)) return "holds an invisible character (a zero-width space or a direction mark, say)";
   const segments = prefix.split("/");
   if (segments.some((segment) => segment === "")) return "holds an empty part (two slashes in a row)";
   if (segments.some((segment) => segment === "." || segment === "..")) return 'holds a "." or ".." part';
-  if (prefix.length > 512) return `is ${prefix.length} characters long (at most 512)`;
+  // (in UTF-8 bytes: a store limits a key's bytes, and the project's own keys follow the prefix)
+  const bytes = new TextEncoder().encode(prefix).length;
+  if (bytes > 512) return `is ${bytes} bytes long in UTF-8 (at most 512)`;
+  return null;
+}
+
+/**
+ * An address written with something a user cannot see or tell apart: spaces or invisible characters
+ * around it (copied from a page or a file), look-alike letters (full-width `ｓ3：//`, Cyrillic `ѕ3://`).
+ * Read as a path, each made a local folder named after the address. `./` before a path keeps it local.
+ */
+function addressNearMiss(given: string): UsageError | null {
+  const looksLike = (text: string) => ADDRESS.test(text) || URL_LIKE.test(text);
+  const core = given.replace(AROUND, "");
+  if (core !== given && looksLike(core)) {
+    return invalid(given, "holds spaces or invisible characters around an address", `Write it without them: ${core}.`);
+  }
+  const folded = core.normalize("NFKC");
+  if (folded !== core && looksLike(folded)) {
+    return invalid(given, "writes an address in look-alike characters (full-width letters, say)", `Type it in plain characters: ${folded}.`);
+  }
+  if (/^[^/\\]+:\/\//.test(core) && !ADDRESS.test(core)) {
+    return invalid(given, "looks like an address, but its scheme is not written in plain letters", "Type the scheme in plain letters (s3://, gs://, az://), or write ./ before a local folder's name.");
+  }
   return null;
 }
 
@@ -72,7 +110,12 @@ export function parseProjectLocation(given: string): ProjectLocation {
       hint: "Use a project path without control characters.",
     });
   }
-  const url = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(.*)$/s.exec(given);
+  if (NOT_UTF8.test(given)) {
+    throw invalid(given, "holds U+FFFD or half of a character: bytes that are not UTF-8 were replaced, and the folder written would not be the one named", "Name the project with a path in UTF-8 (rename the folder, or use a symbolic link with a UTF-8 name).");
+  }
+  const nearMiss = addressNearMiss(given);
+  if (nearMiss) throw nearMiss;
+  const url = ADDRESS.exec(given);
   if (!url) {
     const like = URL_LIKE.exec(given);
     if (like && like[1] !== undefined) {
@@ -116,7 +159,8 @@ export function localProjectDir(given: string): string {
   const location = parseProjectLocation(given);
   if (location.kind === "remote") {
     throw new UsageError("REMOTE_PROJECT_UNSUPPORTED", `The project ${location.uri} is on an object store, which this version of semsearch cannot use yet`, {
-      hint: "Use a local directory (one on a mounted volume works); nothing was written.",
+      // Versions before this one read the address as a relative path: a user of one has a project there.
+      hint: `Use a local directory (one on a mounted volume works); nothing was written. Versions before this one read this address as a folder: a project they made is at ./${given.replace(/\/{2,}/g, "/").replace(/\/$/, "")} (relative to where they ran), which --project takes as it is.`,
     });
   }
   return location.dir;

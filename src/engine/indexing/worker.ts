@@ -36,6 +36,8 @@ export const OPTIMIZE_EVERY = 20_000;
 const WORKER_LOCK_WAIT_MS = 30 * 60_000;
 /** How often a working worker refreshes its report (worker.json), at the least. */
 export const HEARTBEAT_MS = 15_000;
+/** How often a worker with a stop signal, waiting for the write lock, looks whether it was told to stop. */
+const LOCK_LOOK_MS = 500;
 /** How long an idle worker waits for new work before exiting. */
 const LINGER_MS = 1500;
 
@@ -95,6 +97,9 @@ function prepareBatch(batch: readonly ObjectRow[], index: IndexRecord): Prepared
   return { indexable, filters, errors };
 }
 
+/** Thrown out of a lock wait when the stop signal came: the run ends without committing what it held. */
+class WorkerStopped extends Error {}
+
 class Worker {
   private readonly pools = new Map<string, EmbeddingPool>();
   private readonly capped = new Set<string>();
@@ -119,9 +124,28 @@ class Worker {
     return pool;
   }
 
-  /** Runs `fn` under the project write lock, waiting long (a large add may hold it for minutes), but not forever. */
-  private locked<T>(fn: () => Promise<T>): Promise<T> {
-    return this.ctx.locked(fn, WORKER_LOCK_WAIT_MS);
+  /**
+   * Runs `fn` under the project write lock, waiting long (a large add may hold it for minutes), but
+   * not forever. With a stop signal, the wait gives up once it comes (WorkerStopped): a worker told to
+   * stop does not wait for another process's add to end; what it had not committed is redone by the
+   * next run, as after a kill.
+   */
+  private async locked<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.signal === undefined) return this.ctx.locked(fn, WORKER_LOCK_WAIT_MS);
+    const deadline = Date.now() + WORKER_LOCK_WAIT_MS;
+    for (;;) {
+      let entered = false;
+      try {
+        return await this.ctx.locked(() => {
+          entered = true;
+          return fn();
+        }, Math.max(0, Math.min(LOCK_LOOK_MS, deadline - Date.now())));
+      } catch (error) {
+        // (a LOCKED from inside fn is its own failure: fn is never run twice)
+        if (entered || !(error instanceof ConflictError && error.code === "LOCKED") || Date.now() >= deadline) throw error;
+        if (this.stopping) throw new WorkerStopped(`held by ${describeHolder(lockHolder(this.ctx.project.writeLock))}`);
+      }
+    }
   }
 
   /** Whether the index still exists (it may be deleted while the worker embeds). */
@@ -140,10 +164,13 @@ class Worker {
   }
 
   private last: { phase: WorkerState["phase"]; index: string | null; pending: number } = { phase: "idle", index: null, pending: 0 };
+  /** Whether `last` was written (a worker that has not reported yet has nothing in worker.json). */
+  private reported = false;
 
   /** Tells `worker status` (and `--wait`) what this worker is doing. */
   private report(phase: WorkerState["phase"], index: string | null, pending: number): void {
     this.last = { phase, index, pending };
+    this.reported = true;
     const now = Date.now();
     const seconds = (now - this.startedAt) / 1000;
     this.ctx.project.saveWorkerState({
@@ -239,9 +266,9 @@ class Worker {
       })),
     );
 
-    await this.locked(async () => {
+    const committed = await this.locked(async () => {
       const { project } = this.ctx;
-      if (!this.exists(index)) return;
+      if (!this.exists(index)) return false;
       // Objects replaced or deleted while this batch was embedded are skipped: their newer
       // version has a higher seq and is picked up by a later batch, a deletion already removed its rows.
       const current = await store.getObjects(batch.map((row) => row.id));
@@ -264,7 +291,12 @@ class Worker {
       saved.processingSeq = null;
       delete saved.blocked;
       project.saveProgress(index.id, saved);
+      return true;
     });
+    if (!committed) {
+      this.log(`${index.id}: deleted while its batch was embedded; the batch was dropped`);
+      return false;
+    }
     this.indexed += batch.length;
     this.log(`${index.id}: indexed ${batch.length} objects up to seq ${lastSeq}`);
     return true;
@@ -402,6 +434,7 @@ class Worker {
       } catch (error) {
         this.log(`${table}: vector index not built this time: ${error instanceof Error ? error.message : String(error)}`);
       }
+      if (this.stopping) return; // (the rest is done by the next run)
     }
     const done = await this.locked(async () => {
       if (!this.exists(index)) return false;
@@ -441,10 +474,22 @@ class Worker {
     });
   }
 
-  /** One pass over every index; true when anything was indexed. */
+  /** The stop signal of the run (a foreground worker's SIGTERM): checked between steps, never inside a commit. */
+  private signal: AbortSignal | undefined;
+
+  private get stopping(): boolean {
+    return this.signal?.aborted === true;
+  }
+
+  /**
+   * One pass over every index; true when anything was indexed. Once the stop signal has come, it
+   * starts nothing more (no other index's batch, no optimize): what is left is pending work the next
+   * run finds.
+   */
   private async pass(): Promise<boolean> {
     let worked = false;
     for (const index of this.ctx.project.indexes()) {
+      if (this.stopping) break;
       if (this.blocked.has(index.id)) continue;
       let indexed: boolean;
       try {
@@ -454,6 +499,7 @@ class Worker {
         await this.block(index, error);
         continue;
       }
+      if (this.stopping) break;
       if (indexed) {
         worked = true;
         await this.optimize(index, false);
@@ -474,21 +520,30 @@ class Worker {
 
   /**
    * Indexes until no work is left for `lingerMs` (looking again every `pollMs`), or until `signal`
-   * aborts (checked between batches: a batch in progress is committed first).
+   * aborts (checked between steps: a batch in progress is committed first, then nothing more starts).
    */
   async run(options: { lingerMs?: number; pollMs?: number; signal?: AbortSignal } = {}): Promise<void> {
     const { lingerMs = LINGER_MS, pollMs = 200, signal } = options;
-    await this.restoreSeq();
-    let idleSince = Date.now();
-    while (!signal?.aborted) {
-      if (await this.pass()) {
-        idleSince = Date.now();
-        continue;
+    this.signal = signal;
+    try {
+      await this.restoreSeq();
+      let idleSince = Date.now();
+      while (!this.stopping) {
+        if (await this.pass()) {
+          idleSince = Date.now();
+          continue;
+        }
+        if (this.stopping) return;
+        await this.compactObjects();
+        // (once: while it stays idle, the heartbeat keeps the report's time fresh, and a worker that
+        // looks every 50 ms for a minute, or for as long as an index is blocked, would rewrite it each time)
+        if (this.last.phase !== "idle" || !this.reported) this.report("idle", null, 0);
+        if (Date.now() - idleSince > lingerMs) return;
+        await sleep(pollMs, undefined, signal ? { signal } : undefined).catch(() => undefined);
       }
-      await this.compactObjects();
-      this.report("idle", null, 0);
-      if (Date.now() - idleSince > lingerMs) return;
-      await sleep(pollMs, undefined, signal ? { signal } : undefined).catch(() => undefined);
+    } catch (error) {
+      if (!(error instanceof WorkerStopped)) throw error;
+      this.log(`stopped while waiting for the write lock (${error.message}); what was not committed is redone by the next run`);
     }
   }
 
@@ -512,8 +567,10 @@ const BLOCKED_RETRY_MS = 60_000;
  * Runs the worker in the foreground (`semsearch worker`, for systemd or a container) until `signal`
  * aborts: it holds the worker lock throughout, so no command starts a background worker beside it;
  * indexes what is pending, then looks for new work every `pollMs`. Idle for a minute, it frees its
- * models. A project not there yet is created (a damaged one is refused, as by any write). A batch in progress when the signal comes is committed first. ConflictError
- * WORKER_RUNNING when another worker holds the lock.
+ * models. A project not there yet is created (a damaged one is refused, as by any write). A batch in
+ * progress when the signal comes is committed first, then nothing more starts (another index's batch,
+ * an optimize, a compaction); a wait for the write lock is given up (the batch is redone by the next
+ * run). ConflictError WORKER_RUNNING when another worker holds the lock.
  */
 export async function runForegroundWorker(ctx: EngineContext, log: WorkerLog, options: { signal: AbortSignal; pollMs: number }): Promise<void> {
   ctx.project.init(); // a worker started before anything was added makes the project, as the first write would

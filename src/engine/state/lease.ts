@@ -17,7 +17,7 @@
  */
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ConflictError } from "../errors.js";
+import { ConflictError, EnvironmentError } from "../errors.js";
 import type { StateStore } from "./store.js";
 
 /** Who holds a lease, for messages and for telling a dead local holder. */
@@ -60,31 +60,75 @@ const DIGITS = 12;
 const tokenName = (token: number) => String(token).padStart(DIGITS, "0");
 const HEARTBEAT = /^(\d{12})\.hb\.(\d{8})$/;
 
-/** The newest token of lease `name` and its state, or null when it was never taken. */
+/** The longest lease a token record may ask for: a longer one is damage, and would keep the lease from ever expiring. */
+const MAX_TTL_MS = 60 * 60_000;
+const DEFAULT_TTL_MS = 30_000;
+
+/**
+ * What a token record says, each part checked: a damaged record (not JSON, a holder that is not
+ * one, a ttl that is not a number of milliseconds up to an hour) has an unknown holder and lasts
+ * the default time, so it neither blocks the lease forever nor names a holder that is not one.
+ */
+function readToken(body: string): { holder: LeaseHolder | null; ttlMs: number | null } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return { holder: null, ttlMs: null };
+  }
+  const { holder, ttlMs } = (typeof parsed === "object" && parsed !== null ? parsed : {}) as { holder?: unknown; ttlMs?: unknown };
+  const h = (typeof holder === "object" && holder !== null ? holder : {}) as Partial<Record<keyof LeaseHolder, unknown>>;
+  const validHolder = typeof h.host === "string" && Number.isSafeInteger(h.pid) && typeof h.command === "string" && (h.start === undefined || typeof h.start === "string");
+  return {
+    holder: validHolder ? (holder as LeaseHolder) : null,
+    ttlMs: typeof ttlMs === "number" && Number.isFinite(ttlMs) && ttlMs > 0 && ttlMs <= MAX_TTL_MS ? ttlMs : null,
+  };
+}
+
+/** A listed record that cannot be read twice in a row: something else is at its key (a folder, say). */
+function unreadable(store: StateStore, key: string): EnvironmentError {
+  return new EnvironmentError("CORRUPT_PROJECT", `The lease record ${key} in ${store.where} is listed but cannot be read: something other than a record is there`, {
+    hint: "Something other than semsearch changed the project's state: remove what is at that key.",
+  });
+}
+
+/**
+ * The newest token of lease `name` and its state, or null when it was never taken. A record listed
+ * but gone when read (a token pruned by a newer taker, a heartbeat removed by a newer one) means a
+ * newer one is there: the folder is listed again. Read without its newest heartbeat, a live lease
+ * would look expired and be taken over from its holder.
+ */
 export async function leaseState(store: StateStore, name: string): Promise<LeaseState | null> {
   const folder = `leases/${name}`;
-  const names = await store.list(folder);
-  const tokens = names.filter((entry) => /^\d{12}$/.test(entry));
-  const newest = tokens.at(-1);
-  if (newest === undefined) return null;
-  const record = await store.get(`${folder}/${newest}`);
-  if (record === null) return leaseState(store, name); // pruned meanwhile: a newer one is there
-  let parsed: TokenRecord | null = null;
-  try {
-    parsed = JSON.parse(record.body) as TokenRecord;
-  } catch {
-    // a damaged record: its holder is unknown, and it lasts the default time
+  let gone: string | null = null;
+  for (;;) {
+    const names = await store.list(folder);
+    const tokens = names.filter((entry) => /^\d{12}$/.test(entry));
+    const newest = tokens.at(-1);
+    if (newest === undefined) return null;
+    const record = await store.get(`${folder}/${newest}`);
+    if (record === null) {
+      if (gone === newest) throw unreadable(store, `${folder}/${newest}`);
+      gone = newest;
+      continue;
+    }
+    const parsed = readToken(record.body);
+    const ttl = parsed.ttlMs ?? DEFAULT_TTL_MS;
+    const beats = names.filter((entry) => HEARTBEAT.exec(entry)?.[1] === newest);
+    const last = beats.at(-1);
+    const beat = last === undefined ? null : await store.get(`${folder}/${last}`);
+    if (last !== undefined && beat === null) {
+      if (gone === last) throw unreadable(store, `${folder}/${last}`);
+      gone = last;
+      continue;
+    }
+    return {
+      token: Number(newest),
+      holder: parsed.holder,
+      released: names.includes(`${newest}.released`),
+      expiresAt: Math.max(record.writtenAt, beat?.writtenAt ?? 0) + ttl,
+    };
   }
-  const ttl = typeof parsed?.ttlMs === "number" && parsed.ttlMs > 0 ? parsed.ttlMs : 30_000;
-  const beats = names.filter((entry) => HEARTBEAT.exec(entry)?.[1] === newest);
-  const last = beats.at(-1);
-  const beat = last === undefined ? null : await store.get(`${folder}/${last}`);
-  return {
-    token: Number(newest),
-    holder: parsed?.holder ?? null,
-    released: names.includes(`${newest}.released`),
-    expiresAt: Math.max(record.writtenAt, beat?.writtenAt ?? 0) + ttl,
-  };
 }
 
 /** A lease this process took: its token, and whether the taker must fence before it writes. */
@@ -196,7 +240,9 @@ export function describeLeaseHolder(holder: LeaseHolder | null): string {
  * (owner.ts) for `holderDead` checks by others.
  */
 export async function acquireLease(store: StateStore, name: string, options: LeaseOptions & { start?: string } = {}): Promise<HeldLease> {
-  const ttlMs = options.ttlMs ?? 30_000;
+  const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
+  // (what readers would not believe: see readToken)
+  if (!(Number.isFinite(ttlMs) && ttlMs > 0 && ttlMs <= MAX_TTL_MS)) throw new Error(`not a lease time: ${ttlMs} ms`);
   const deadline = Date.now() + (options.waitMs ?? 120_000);
   const holder = currentHolder(options.start);
   for (let delay = 10; ; delay = Math.min(delay * 2, 500)) {

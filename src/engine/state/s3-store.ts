@@ -21,6 +21,8 @@ interface SdkError {
 }
 
 const ACCESS = new Set(["InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "ExpiredToken", "InvalidToken", "TokenRefreshRequired", "AllAccessDisabled"]);
+/** The user metadata (x-amz-meta-…) in which a create-if-absent marks its write. */
+const WRITE_NONCE = "semsearch-write";
 const NETWORK = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EPIPE"]);
 
 /**
@@ -124,17 +126,27 @@ export class S3StateStore implements StateStore {
     }
   }
 
+  /**
+   * Create-if-absent. Each call marks its write with a nonce of its own (user metadata): when the
+   * store wrote a PUT whose answer was lost (a reset connection, a timeout), the SDK's retry is
+   * answered 412, and only the nonce tells that write from another writer's. Taken for another's, a
+   * record change would be applied twice and a lease this process holds be waited for as if another
+   * held it.
+   */
   async createIfAbsent(key: string, body: string): Promise<boolean> {
     const name = this.key(key);
+    const nonce = randomBytes(12).toString("hex");
     for (let attempt = 0; ; attempt++) {
       try {
         // (the length given: for an empty body the SDK would otherwise print a warning on stderr)
         const bytes = Buffer.from(body, "utf8");
-        await this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.bucket, Key: name, Body: bytes, ContentLength: bytes.length, IfNoneMatch: "*", ContentType: "application/json" }));
+        await this.client.send(
+          new this.sdk.PutObjectCommand({ Bucket: this.bucket, Key: name, Body: bytes, ContentLength: bytes.length, IfNoneMatch: "*", ContentType: "application/json", Metadata: { [WRITE_NONCE]: nonce } }),
+        );
         return true;
       } catch (error) {
         const status = (error as SdkError).$metadata?.httpStatusCode;
-        if (status === 412) return false;
+        if (status === 412) return this.writtenBy(name, key, nonce);
         // 409: a concurrent conditional write of the key is under way; its outcome decides, so look again.
         if (status === 409 && attempt < 5) {
           await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
@@ -142,6 +154,18 @@ export class S3StateStore implements StateStore {
         }
         throw s3Fault(error, this.where, `writing ${key}`);
       }
+    }
+  }
+
+  /** Whether the object at `name` was written by the create-if-absent that used `nonce`. */
+  private async writtenBy(name: string, key: string, nonce: string): Promise<boolean> {
+    try {
+      const head = await this.client.send(new this.sdk.HeadObjectCommand({ Bucket: this.bucket, Key: name }));
+      return head.Metadata?.[WRITE_NONCE] === nonce;
+    } catch (error) {
+      const e = error as SdkError;
+      if (e.$metadata?.httpStatusCode === 404 && e.name !== "NoSuchBucket") return false; // removed since: not this write's to claim
+      throw s3Fault(error, this.where, `reading ${key}`);
     }
   }
 
