@@ -49,7 +49,7 @@ function lastWorkerFailure(ctx: EngineContext): { name: string; code: string; me
  * checks out again is stale: the worker retries and the wait goes on.
  */
 async function checkBlocked(ctx: EngineContext, index: IndexRecord, started: number): Promise<void> {
-  const blocked = ctx.project.progress(index.id).blocked;
+  const blocked = (await ctx.project.progress(index.id)).blocked;
   if (!blocked) return;
   await verifyModelFiles(indexModel(index));
   if (Date.parse(blocked.at) >= started) {
@@ -75,7 +75,7 @@ export async function waitForIndex(ctx: EngineContext, id: string, options: Wait
   let lastChange = Date.now();
   let lastKey = "";
   while (true) {
-    const index = findIndex(ctx, id);
+    const index = await findIndex(ctx, id);
     const info = await describeIndex(ctx, index);
     const total = info.status.READY + info.status.ERROR + info.status.UPLOADED + info.status.PROCESSING;
     const done = Math.min(total, await indexedObjectCount(ctx, index));
@@ -84,7 +84,7 @@ export async function waitForIndex(ctx: EngineContext, id: string, options: Wait
     await checkBlocked(ctx, index, started);
     if (done > lastDone) restarts = 0;
     lastDone = done;
-    const key = `${done}|${info.status.ERROR}|${info.status.READY}|${ctx.project.workerState()?.updated_at ?? ""}`;
+    const key = `${done}|${info.status.ERROR}|${info.status.READY}|${(await ctx.project.workerState())?.updated_at ?? ""}`;
     if (key !== lastKey) [lastKey, lastChange] = [key, Date.now()];
     const state = `${done.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} objects indexed`;
     if (timeoutMs !== undefined && Date.now() - started > timeoutMs) {
@@ -124,8 +124,8 @@ export interface BuildReport {
 }
 
 export async function buildReport(ctx: EngineContext, idOrName: string, first = 5): Promise<BuildReport> {
-  const index = findIndex(ctx, idOrName);
-  const errors = Object.entries(ctx.project.progress(index.id).errors).sort(([, a], [, b]) => a.seq - b.seq);
+  const index = await findIndex(ctx, idOrName);
+  const errors = Object.entries((await ctx.project.progress(index.id)).errors).sort(([, a], [, b]) => a.seq - b.seq);
   const store = await ctx.store();
   let withoutText = await store.countRows(indexTableName(index.id), "text = ''");
   if (withoutText > 0 && isImageIndex(index.configuration)) {

@@ -95,13 +95,13 @@ export class EngineContext {
    */
   async store(): Promise<LanceStore> {
     this.storePromise ??= (async () => {
-      this.project.init();
+      await this.project.init();
       // (the catalog's tables: one missing is damage, see StoreOptions.expectedTables)
-      const expectedTables = () => this.project.indexes().flatMap(indexTables);
+      const expectedTables = async () => (await this.project.indexes()).flatMap(indexTables);
       return LanceStore.open(this.project.dataDir, this.oneShot ? { expectedTables } : { vectorCacheBytes: vectorCacheBytes(), expectedTables });
     })();
     const store = await this.storePromise;
-    if (interruptedWorkPending(this.project)) await this.project.locked(() => recoverInterrupted(this.project, store));
+    if (await interruptedWorkPending(this.project)) await this.project.locked(() => recoverInterrupted(this.project, store));
     return store;
   }
 

@@ -104,15 +104,15 @@ export class Engine {
 
   async listIndexes(): Promise<IndexInfo[]> {
     const indexes = await indexesModule();
-    resumeWorker(this.ctx);
+    await resumeWorker(this.ctx);
     return indexes.listIndexes(this.ctx);
   }
 
   /** NotFoundError INDEX_NOT_FOUND for an unknown id. */
   async getIndex(id: string): Promise<IndexInfo> {
     const indexes = await indexesModule();
-    const index = indexes.findIndex(this.ctx, id);
-    resumeWorker(this.ctx);
+    const index = await indexes.findIndex(this.ctx, id);
+    await resumeWorker(this.ctx);
     return indexes.describeIndex(this.ctx, index);
   }
 
@@ -145,7 +145,7 @@ export class Engine {
 
   async getObject(id: string): Promise<ObjectInfo> {
     const objects = await objectsModule();
-    resumeWorker(this.ctx);
+    await resumeWorker(this.ctx);
     return objects.getObject(this.ctx, id);
   }
 
@@ -160,7 +160,7 @@ export class Engine {
   /** Searches an index; the result has the service's pagination (spec §2.7). */
   async search(indexId: string, params: SearchParams): Promise<SearchPage> {
     const page = await (await searchModule()).search(this.ctx, indexId, params);
-    resumeWorker(this.ctx);
+    await resumeWorker(this.ctx);
     return page;
   }
 
@@ -171,7 +171,7 @@ export class Engine {
   prepareSearch(indexId: string): void {
     void (async () => {
       const [{ findIndex }, { indexModel }] = await Promise.all([import("./indexes.js"), import("./embedding/registry.js")]);
-      this.ctx.prepareQuery(indexModel(findIndex(this.ctx, indexId)));
+      this.ctx.prepareQuery(indexModel(await findIndex(this.ctx, indexId)));
     })().catch(() => {});
   }
 
@@ -187,7 +187,7 @@ export class Engine {
 
   /** Known, bundled and downloaded models, with the indexes of this project that use each. */
   async listModels(): Promise<models.ModelListEntry[]> {
-    return (await modelsModule()).listModelEntries(this.projectIndexes());
+    return (await modelsModule()).listModelEntries(await this.projectIndexes());
   }
 
   /** Downloads a Hugging Face model ahead of use (resumes a partial download). */
@@ -197,22 +197,22 @@ export class Engine {
 
   /** Removes a downloaded model; ConflictError MODEL_IN_USE while an index of this project uses it, unless forced. */
   async removeModel(id: string, force = false): Promise<{ id: string; bytes: number }> {
-    return (await modelsModule()).removeModel(id, this.projectIndexes(), force);
+    return (await modelsModule()).removeModel(id, await this.projectIndexes(), force);
   }
 
   /** The indexes of the project, or none when there is no project here (models work without one). */
-  private projectIndexes() {
-    return this.ctx.project.exists() ? this.ctx.project.indexes() : [];
+  private async projectIndexes() {
+    return (await this.ctx.project.exists()) ? this.ctx.project.indexes() : [];
   }
 
   /** Whether a worker runs and what it does; starts one first when work is pending and none runs. */
   async workerStatus(): Promise<WorkerStatus> {
-    if (resumeWorker(this.ctx)) {
+    if (await resumeWorker(this.ctx)) {
       // give the new worker a moment to take its lock, so the answer is about it
       for (let i = 0; i < 40 && workerPid(this.ctx.project) === null; i++) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const pid = workerPid(this.ctx.project);
-    const state = this.ctx.project.workerState();
+    const state = await this.ctx.project.workerState();
     const status: WorkerStatus = { running: pid !== null, pid, log: this.ctx.project.workerLog };
     if (pid !== null && state?.pid === pid) status.state = state;
     return status;

@@ -58,20 +58,20 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date, 
   // Read first: a store that cannot be read (a damaged object table) fails the create before it writes.
   const missing = await missingFieldsWarning(ctx, configuration);
   await ctx.locked(async () => {
-    if (name !== undefined && ctx.project.indexes().some((index) => index.name === name)) {
+    if (name !== undefined && (await ctx.project.indexes()).some((index) => index.name === name)) {
       throw new ConflictError("INDEX_NAME_TAKEN", `An index named "${name}" exists already`, {
         hint: "Index names are unique: choose another, or delete the other index first.",
       });
     }
     // The journal names the tables before they exist: a create that does not finish is undone from it.
-    ctx.project.beginIndexWork({ ...currentOwner(), op: "create", id: record.id, tables: indexTables(record) });
+    await ctx.project.beginIndexWork({ ...currentOwner(), op: "create", id: record.id, tables: indexTables(record) });
     try {
       await store.createIndexTable(indexTableName(record.id), record.dimension);
       for (const table of partTables(record)) await store.createSegmentTable(table, record.dimension, table !== imageTableName(record.id));
       failpoint("index-create:tables");
-      ctx.project.saveIndexes([...ctx.project.indexes(), record]);
+      await ctx.project.saveIndexes([...(await ctx.project.indexes()), record]);
       failpoint("index-create:catalog");
-      ctx.project.endIndexWork();
+      await ctx.project.endIndexWork();
     } catch (error) {
       // (if undoing fails too, the journal stays, and the next writer undoes it)
       await finishIndexWork(ctx.project, store).catch(() => {});
@@ -97,10 +97,11 @@ export async function missingFieldsWarning(ctx: EngineContext, configuration: In
 }
 
 /** The catalog entry of an index, by id or name; NotFoundError INDEX_NOT_FOUND otherwise. */
-export function findIndex(ctx: EngineContext, id: string): IndexRecord {
-  const index = ctx.project.indexes().find((candidate) => candidate.id === id || (candidate.name !== undefined && candidate.name === id));
+export async function findIndex(ctx: EngineContext, id: string): Promise<IndexRecord> {
+  const indexes = await ctx.project.indexes();
+  const index = indexes.find((candidate) => candidate.id === id || (candidate.name !== undefined && candidate.name === id));
   if (!index) {
-    const known = ctx.project.indexes().map((candidate) => candidate.name ?? candidate.id);
+    const known = indexes.map((candidate) => candidate.name ?? candidate.id);
     throw new NotFoundError("INDEX_NOT_FOUND", `Index "${id}" not found`, {
       hint: known.length ? `Known indexes: ${known.join(", ")}` : "This project has no indexes yet: `semsearch index create`.",
     });
@@ -114,23 +115,23 @@ function isBuilding(status: IndexStatusCounts): boolean {
 
 export async function describeIndex(ctx: EngineContext, index: IndexRecord): Promise<IndexInfo> {
   const status = await indexStatusCounts(ctx, index);
-  const blocked = ctx.project.progress(index.id).blocked;
+  const blocked = (await ctx.project.progress(index.id)).blocked;
   return { ...index, state: isBuilding(status) ? "BUILDING" : "READY", status, ...(blocked ? { blocked: { code: blocked.code, message: blocked.message } } : {}) };
 }
 
 export async function listIndexes(ctx: EngineContext): Promise<IndexInfo[]> {
-  if (!ctx.project.exists()) return [];
+  if (!(await ctx.project.exists())) return [];
   await ctx.store(); // (opening it finishes interrupted work first, such as an index delete, before the catalog is read)
-  return Promise.all(ctx.project.indexes().map((index) => describeIndex(ctx, index)));
+  return Promise.all((await ctx.project.indexes()).map((index) => describeIndex(ctx, index)));
 }
 
 export async function deleteIndex(ctx: EngineContext, idOrName: string): Promise<string> {
-  const { id } = findIndex(ctx, idOrName);
+  const { id } = await findIndex(ctx, idOrName);
   // Every table the index may have (those it does not have are skipped when dropped).
   const journal = { ...currentOwner(), op: "delete" as const, id, tables: [indexTableName(id), segmentTableName(id), imageTableName(id)] };
-  const record = () => {
-    findIndex(ctx, id); // (deleted meanwhile: not found)
-    ctx.project.beginIndexWork(journal);
+  const record = async () => {
+    await findIndex(ctx, id); // (deleted meanwhile: not found)
+    await ctx.project.beginIndexWork(journal);
     failpoint("index-delete:journal");
   };
   // The journal is written before the store is opened: opening finishes interrupted work, index work
@@ -138,15 +139,15 @@ export async function deleteIndex(ctx: EngineContext, idOrName: string): Promise
   // index) cannot finish because this index's tables are damaged. Only while another index's work is
   // pending is it written later, once that work is finished.
   const recorded = await ctx.project.locked(async () => {
-    if (ctx.project.unfinishedIndexWork() !== null) return false;
-    record();
+    if ((await ctx.project.unfinishedIndexWork()) !== null) return false;
+    await record();
     return true;
   });
   const store = await ctx.store();
   await ctx.locked(async () => {
     // Taking the lock finishes every journal left (journals.ts), this one too once recorded: that is the delete.
     if (recorded) return;
-    record();
+    await record();
     await finishIndexWork(ctx.project, store);
   });
   return id;

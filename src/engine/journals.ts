@@ -16,10 +16,10 @@ import { indexTableName, partTables, Project } from "./project.js";
 import type { LanceStore } from "./store/lance-store.js";
 
 /** Whether a journal is left by a process that died (so its work must be undone or completed). */
-export function interruptedWorkPending(project: Project): boolean {
-  const add = project.unfinishedAdd();
-  const del = project.unfinishedDelete();
-  const index = project.unfinishedIndexWork();
+export async function interruptedWorkPending(project: Project): Promise<boolean> {
+  const add = await project.unfinishedAdd();
+  const del = await project.unfinishedDelete();
+  const index = await project.unfinishedIndexWork();
   return [add, del, index].some((journal) => journal !== null && !Project.journalOwnerAlive(journal));
 }
 
@@ -32,26 +32,26 @@ export function interruptedWorkPending(project: Project): boolean {
 export async function recoverInterrupted(project: Project, store: LanceStore): Promise<void> {
   await finishIndexWork(project, store);
   await rollBackAdd(project, store);
-  const del = project.unfinishedDelete();
+  const del = await project.unfinishedDelete();
   if (del) {
     // Objects leave the store first, so a damaged journal is completed by removing from every index
     // the rows of objects that are no longer stored.
     await deleteEverywhere(project, store, del.ids ?? (await rowsWithoutObjects(project, store)));
-    project.endDelete();
+    await project.endDelete();
   }
   project.removeAbandonedSpools();
 }
 
 /** Restores the object table to its version before the journaled add, if there is one (write lock held). */
 export async function rollBackAdd(project: Project, store: LanceStore): Promise<void> {
-  const add = project.unfinishedAdd();
+  const add = await project.unfinishedAdd();
   if (!add) return;
-  if (add.objectsVersion === null) throw project.damagedAddJournal();
-  if (!(await store.hasObjectsVersion(add.objectsVersion, project.addJournalTime() ?? 0))) {
-    throw project.damagedAddJournal(`an objects add was interrupted, and the version its journal names (${add.objectsVersion}) is not one the object store has`);
+  if (add.objectsVersion === null) throw await project.damagedAddJournal();
+  if (!(await store.hasObjectsVersion(add.objectsVersion, (await project.addJournalTime()) ?? 0))) {
+    throw await project.damagedAddJournal(`an objects add was interrupted, and the version its journal names (${add.objectsVersion}) is not one the object store has`);
   }
   await store.restoreObjects(add.objectsVersion);
-  project.endAdd();
+  await project.endAdd();
 }
 
 /**
@@ -61,25 +61,26 @@ export async function rollBackAdd(project: Project, store: LanceStore): Promise<
  * read drops nothing: EnvironmentError, for a person to decide.
  */
 export async function finishIndexWork(project: Project, store: LanceStore): Promise<void> {
-  const work = project.unfinishedIndexWork();
+  const work = await project.unfinishedIndexWork();
   if (work === null) return;
   if ("damaged" in work) throw project.damagedIndexJournal(work.damaged);
-  const listed = project.indexes().some((index) => index.id === work.id);
-  if (work.op === "delete" && listed) project.saveIndexes(project.indexes().filter((index) => index.id !== work.id));
+  const indexes = await project.indexes();
+  const listed = indexes.some((index) => index.id === work.id);
+  if (work.op === "delete" && listed) await project.saveIndexes(indexes.filter((index) => index.id !== work.id));
   if (work.op === "delete") failpoint("index-delete:catalog");
   if (work.op === "delete" || !listed) {
     for (const table of work.tables) await store.dropTable(table);
     if (work.op === "delete") failpoint("index-delete:tables");
-    project.removeProgress(work.id);
+    await project.removeProgress(work.id);
   }
-  project.endIndexWork();
+  await project.endIndexWork();
 }
 
 /** Ids that have rows in some index or segments table but are not stored (left by a delete that did not finish). */
 async function rowsWithoutObjects(project: Project, store: LanceStore): Promise<string[]> {
   const stored = new Set(await store.objectIds());
   const orphans = new Set<string>();
-  for (const index of project.indexes()) {
+  for (const index of await project.indexes()) {
     for (const id of await store.rowIds(indexTableName(index.id))) if (!stored.has(id)) orphans.add(id);
     for (const table of partTables(index)) for (const id of await store.segmentObjectIds(table)) if (!stored.has(id)) orphans.add(id);
   }
@@ -90,14 +91,14 @@ async function rowsWithoutObjects(project: Project, store: LanceStore): Promise<
 export async function deleteEverywhere(project: Project, store: LanceStore, ids: readonly string[]): Promise<void> {
   await store.deleteObjects(ids);
   failpoint("delete:objects");
-  for (const index of project.indexes()) {
+  for (const index of await project.indexes()) {
     await store.deleteIndexRows(indexTableName(index.id), ids);
     failpoint("delete:index-rows");
     for (const table of partTables(index)) await store.deleteSegmentsOf(table, ids);
-    const progress = project.progress(index.id);
+    const progress = await project.progress(index.id);
     if (ids.some((id) => Object.hasOwn(progress.errors, id))) {
       for (const id of ids) delete progress.errors[id];
-      project.saveProgress(index.id, progress);
+      await project.saveProgress(index.id, progress);
     }
   }
 }

@@ -107,8 +107,8 @@ export class Project {
   }
 
   /** A fresh file name under the project's tmp/ for spooling input, tagged with this process (the caller removes it). */
-  spoolFile(): string {
-    this.exists(); // a damaged project is refused before anything is written into it
+  async spoolFile(): Promise<string> {
+    await this.exists(); // a damaged project is refused before anything is written into it
     this.mkdir(this.tmpDir);
     return path.join(this.tmpDir, `input-${ownerTag()}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
   }
@@ -128,11 +128,11 @@ export class Project {
   }
 
   /** Records (write lock held) that an add is writing, and the object table's version before it. */
-  beginAdd(owner: Owner, objectsVersion: number): void {
+  async beginAdd(owner: Owner, objectsVersion: number): Promise<void> {
     writeState(this.addJournal, { ...owner, objectsVersion } satisfies AddJournal);
   }
 
-  endAdd(): void {
+  async endAdd(): Promise<void> {
     removeState(this.addJournal);
   }
 
@@ -140,7 +140,7 @@ export class Project {
    * The journal of an add that started and has not finished, if any. A damaged journal still says
    * that an add was under way: `objectsVersion` is then null (see damagedAddJournal).
    */
-  unfinishedAdd(): (Omit<AddJournal, "objectsVersion"> & { objectsVersion: number | null }) | null {
+  async unfinishedAdd(): Promise<(Omit<AddJournal, "objectsVersion"> & { objectsVersion: number | null }) | null> {
     const read = readState(this.addJournal, AddJournalSchema);
     if (read.ok) return read.value;
     return read.missing ? null : { pid: 0, objectsVersion: null };
@@ -151,7 +151,7 @@ export class Project {
    * guess would roll back committed adds), so a person decides: the message says when the add began.
    */
   /** When the add journal was written (ms since the epoch), or null without one. */
-  addJournalTime(): number | null {
+  async addJournalTime(): Promise<number | null> {
     try {
       return statSync(this.addJournal).mtimeMs;
     } catch {
@@ -159,18 +159,18 @@ export class Project {
     }
   }
 
-  damagedAddJournal(reason = "an objects add was interrupted and its journal cannot be read, so semsearch cannot tell which version of the object store to restore"): EnvironmentError {
-    const time = this.addJournalTime();
+  async damagedAddJournal(reason = "an objects add was interrupted and its journal cannot be read, so semsearch cannot tell which version of the object store to restore"): Promise<EnvironmentError> {
+    const time = await this.addJournalTime();
     const began = time === null ? "" : ` It began at ${new Date(time).toISOString()}.`;
     return damaged(this.addJournal, reason, `Remove ${this.addJournal} to keep the objects as they are now (the interrupted add may have written some of its objects), then add that input again.${began}`);
   }
 
   /** Records (write lock held) that objects are being deleted; an interrupted delete is completed from it. */
-  beginDelete(owner: Owner, ids: string[]): void {
+  async beginDelete(owner: Owner, ids: string[]): Promise<void> {
     writeState(this.deleteJournal, { ...owner, ids } satisfies DeleteJournal);
   }
 
-  endDelete(): void {
+  async endDelete(): Promise<void> {
     removeState(this.deleteJournal);
   }
 
@@ -178,23 +178,23 @@ export class Project {
    * The ids of a delete that started and has not finished, if any. A damaged journal still says a
    * delete was under way: `ids` is then null, and the caller reconciles every index with the store.
    */
-  unfinishedDelete(): (Omit<DeleteJournal, "ids"> & { ids: string[] | null }) | null {
+  async unfinishedDelete(): Promise<(Omit<DeleteJournal, "ids"> & { ids: string[] | null }) | null> {
     const read = readState(this.deleteJournal, DeleteJournalSchema);
     if (read.ok) return read.value;
     return read.missing ? null : { pid: 0, ids: null };
   }
 
   /** Records (write lock held) that an index is being created or deleted, naming the tables it creates or drops. */
-  beginIndexWork(journal: IndexJournal): void {
+  async beginIndexWork(journal: IndexJournal): Promise<void> {
     writeState(this.indexJournal, journal);
   }
 
-  endIndexWork(): void {
+  async endIndexWork(): Promise<void> {
     removeState(this.indexJournal);
   }
 
   /** The journal of an index create or delete that has not finished; `{ damaged }` when it cannot be read. */
-  unfinishedIndexWork(): IndexJournal | { pid: 0; damaged: string } | null {
+  async unfinishedIndexWork(): Promise<IndexJournal | { pid: 0; damaged: string } | null> {
     const read = readState(this.indexJournal, IndexJournalSchema);
     if (read.ok) return read.value;
     return read.missing ? null : { pid: 0, damaged: read.reason };
@@ -218,7 +218,7 @@ export class Project {
    * catalog is missing while the project holds data (EnvironmentError CORRUPT_PROJECT): such a
    * project is damaged, not new, and writing a fresh catalog into it would hide every index.
    */
-  exists(): boolean {
+  async exists(): Promise<boolean> {
     try {
       if (!statSync(this.dir).isDirectory()) throw this.notADirectory();
       statSync(this.catalogFile);
@@ -301,27 +301,27 @@ export class Project {
    * Creates the directory layout if missing, and checks that its directories are directories and
    * that an existing catalog can be read: nothing is written into a damaged project.
    */
-  init(): void {
-    const existed = this.exists();
-    if (existed) this.indexes();
+  async init(): Promise<void> {
+    const existed = await this.exists();
+    if (existed) await this.indexes();
     this.mkdir(this.progressDir);
     this.mkdir(this.dataDir);
     if (!existed) writeState(this.catalogFile, { version: 1, indexes: [] });
   }
 
   /** Runs `fn` holding the project's write lock, waiting for it up to `timeoutMs` (default 2 minutes). */
-  locked<T>(fn: () => Promise<T>, timeoutMs?: number): Promise<T> {
-    this.init();
+  async locked<T>(fn: () => Promise<T>, timeoutMs?: number): Promise<T> {
+    await this.init();
     return withLock(this.writeLock, fn, timeoutMs);
   }
 
   /** What the worker is doing (written by the worker; null when it never wrote, has cleared it, or the file is damaged). */
-  workerState(): WorkerState | null {
+  async workerState(): Promise<WorkerState | null> {
     const read = readState(this.workerStateFile, WorkerStateSchema);
     return read.ok ? read.value : null;
   }
 
-  saveWorkerState(state: WorkerState | null): void {
+  async saveWorkerState(state: WorkerState | null): Promise<void> {
     if (state === null) removeState(this.workerStateFile);
     else writeState(this.workerStateFile, state);
   }
@@ -330,10 +330,10 @@ export class Project {
    * The catalog; EnvironmentError CORRUPT_PROJECT when it is damaged, or missing beside data (it
    * cannot be derived from anything else). A project that does not exist yet has no indexes.
    */
-  indexes(): IndexRecord[] {
+  async indexes(): Promise<IndexRecord[]> {
     let read = readState(this.catalogFile, CatalogSchema);
     if (!read.ok && read.missing) {
-      if (!this.exists()) return [];
+      if (!(await this.exists())) return [];
       read = readState(this.catalogFile, CatalogSchema); // created meanwhile (exists() would have refused a lost one): read once more
     }
     if (!read.ok) {
@@ -352,7 +352,7 @@ export class Project {
   }
 
   /** Call with the write lock held. */
-  saveIndexes(indexes: IndexRecord[]): void {
+  async saveIndexes(indexes: IndexRecord[]): Promise<void> {
     writeState(this.catalogFile, { version: 1, indexes });
   }
 
@@ -361,23 +361,23 @@ export class Project {
    * a fresh record too: progress is derived state, and indexing again from the start rebuilds it
    * (rows are upserted by object id, so nothing is indexed twice).
    */
-  progress(indexId: string): IndexProgress {
+  async progress(indexId: string): Promise<IndexProgress> {
     const read = readState(path.join(this.progressDir, `${indexId}.json`), ProgressSchema);
     if (!read.ok) return emptyProgress();
     return { ...read.value, errors: Object.assign(Object.create(null) as IndexProgress["errors"], read.value.errors) };
   }
 
-  saveProgress(indexId: string, progress: IndexProgress): void {
+  async saveProgress(indexId: string, progress: IndexProgress): Promise<void> {
     this.mkdir(this.progressDir);
     writeState(path.join(this.progressDir, `${indexId}.json`), progress);
   }
 
-  removeProgress(indexId: string): void {
+  async removeProgress(indexId: string): Promise<void> {
     removeState(path.join(this.progressDir, `${indexId}.json`));
   }
 
   /** The last sequence number handed out, as recorded (0 when the file is missing or damaged; see ensureSeqAtLeast). */
-  lastSeq(): number {
+  async lastSeq(): Promise<number> {
     const read = readState(this.seqFile, Seq);
     return read.ok ? read.value : 0;
   }
@@ -387,29 +387,31 @@ export class Project {
    * sequence number found in stored state, so a lost or damaged counter never hands out a number
    * again.
    */
-  ensureSeqAtLeast(floor: number): void {
-    if (!this.seqKnown() || this.lastSeq() < floor) writeState(this.seqFile, Math.max(floor, this.lastSeq()));
+  async ensureSeqAtLeast(floor: number): Promise<void> {
+    if (!(await this.seqKnown()) || (await this.lastSeq()) < floor) writeState(this.seqFile, Math.max(floor, await this.lastSeq()));
   }
 
   /** Whether the sequence counter file is there and readable (when not, stored state must restore it: ensureSeqAtLeast). */
-  seqKnown(): boolean {
+  async seqKnown(): Promise<boolean> {
     return readState(this.seqFile, Seq).ok;
   }
 
   /** The highest sequence number any index's progress refers to. */
-  highestProgressSeq(): number {
-    return Math.max(0, ...this.indexes().map((index) => {
-      const p = this.progress(index.id);
-      return Math.max(p.indexedSeq, p.optimizedSeq, p.processingSeq ?? 0);
-    }));
+  async highestProgressSeq(): Promise<number> {
+    let highest = 0;
+    for (const index of await this.indexes()) {
+      const p = await this.progress(index.id);
+      highest = Math.max(highest, p.indexedSeq, p.optimizedSeq, p.processingSeq ?? 0);
+    }
+    return highest;
   }
 
   /**
    * Reserves `count` sequence numbers (call with the write lock held) and returns the first.
    * The counter is saved before the objects are written, so a crash leaves a gap, never a reuse.
    */
-  reserveSeq(count: number): number {
-    const first = this.lastSeq() + 1;
+  async reserveSeq(count: number): Promise<number> {
+    const first = (await this.lastSeq()) + 1;
     writeState(this.seqFile, first + count - 1);
     return first;
   }

@@ -16,7 +16,7 @@ function errorsIn(progress: IndexProgress, above: number, atMost: number): numbe
  */
 export async function indexStatusCounts(ctx: EngineContext, index: IndexRecord): Promise<IndexStatusCounts> {
   const store = await ctx.store();
-  const progress = ctx.project.progress(index.id);
+  const progress = await ctx.project.progress(index.id);
   const optimized = Math.min(progress.optimizedSeq, progress.indexedSeq);
   const processed = Math.max(progress.indexedSeq, progress.processingSeq ?? 0);
   const [ready, processing, uploaded] = await Promise.all([
@@ -39,7 +39,7 @@ export async function objectIndexStatus(
   objectId: string,
   seq: number,
 ): Promise<ObjectIndexStatus> {
-  const progress = ctx.project.progress(index.id);
+  const progress = await ctx.project.progress(index.id);
   const store = await ctx.store();
   const searchable = (await store.presentIds(indexTableName(index.id), [objectId])).has(objectId);
   const error = progress.errors[objectId];
@@ -55,8 +55,8 @@ export async function objectIndexStatus(
  * has none left. Cheap when the index is caught up (a file read); counts only when it is not.
  */
 export async function buildingState(ctx: EngineContext, index: IndexRecord): Promise<{ searchable: number; total: number } | null> {
-  const progress = ctx.project.progress(index.id);
-  if (progress.indexedSeq >= ctx.project.lastSeq() && progress.processingSeq === null) return null;
+  const progress = await ctx.project.progress(index.id);
+  if (progress.indexedSeq >= (await ctx.project.lastSeq()) && progress.processingSeq === null) return null;
   const store = await ctx.store();
   const [pending, total] = await Promise.all([store.countObjects(progress.indexedSeq), store.countObjects()]);
   if (pending === 0) return null;
@@ -65,5 +65,5 @@ export async function buildingState(ctx: EngineContext, index: IndexRecord): Pro
 
 /** Objects already written to the index (searchable), whether or not the built indexes cover them yet. */
 export async function indexedObjectCount(ctx: EngineContext, index: IndexRecord): Promise<number> {
-  return (await ctx.store()).countObjects(-1, ctx.project.progress(index.id).indexedSeq);
+  return (await ctx.store()).countObjects(-1, (await ctx.project.progress(index.id)).indexedSeq);
 }

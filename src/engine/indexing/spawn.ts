@@ -53,23 +53,24 @@ export function ensureWorker(project: Project): void {
 }
 
 /** Whether any index has objects it has not indexed or optimized yet (from stored progress alone). */
-export function hasPendingWork(ctx: EngineContext, skip: ReadonlySet<string> = new Set()): boolean {
-  const indexes = ctx.project.indexes().filter((index) => !skip.has(index.id));
+export async function hasPendingWork(ctx: EngineContext, skip: ReadonlySet<string> = new Set()): Promise<boolean> {
+  const indexes = (await ctx.project.indexes()).filter((index) => !skip.has(index.id));
   // A lost or damaged counter hides how far writes got: a worker restores it from stored state and looks.
-  if (indexes.length > 0 && !ctx.project.seqKnown()) return true;
-  const last = ctx.project.lastSeq();
-  return indexes.some((index) => {
-    const progress = ctx.project.progress(index.id);
-    return progress.indexedSeq < last || progress.optimizedSeq < progress.indexedSeq;
-  });
+  if (indexes.length > 0 && !(await ctx.project.seqKnown())) return true;
+  const last = await ctx.project.lastSeq();
+  for (const index of indexes) {
+    const progress = await ctx.project.progress(index.id);
+    if (progress.indexedSeq < last || progress.optimizedSeq < progress.indexedSeq) return true;
+  }
+  return false;
 }
 
 /**
  * Starts a worker when work is pending and none runs (a killed worker is resumed by the next
  * command); true when it started one.
  */
-export function resumeWorker(ctx: EngineContext): boolean {
-  if (!ctx.project.exists() || workerPid(ctx.project) !== null || !hasPendingWork(ctx)) return false;
+export async function resumeWorker(ctx: EngineContext): Promise<boolean> {
+  if (!(await ctx.project.exists()) || workerPid(ctx.project) !== null || !(await hasPendingWork(ctx))) return false;
   return startWorker(ctx);
 }
 

@@ -149,17 +149,17 @@ class Worker {
   }
 
   /** Whether the index still exists (it may be deleted while the worker embeds). */
-  private exists(index: IndexRecord): boolean {
-    return this.ctx.project.indexes().some((candidate) => candidate.id === index.id);
+  private async exists(index: IndexRecord): Promise<boolean> {
+    return (await this.ctx.project.indexes()).some((candidate) => candidate.id === index.id);
   }
 
   /** Saves progress (write lock held), unless the index was deleted meanwhile. */
-  private saveProgress(index: IndexRecord, change: (progress: IndexProgress) => void): boolean {
+  private async saveProgress(index: IndexRecord, change: (progress: IndexProgress) => void): Promise<boolean> {
     const { project } = this.ctx;
-    if (!this.exists(index)) return false;
-    const progress = project.progress(index.id);
+    if (!(await this.exists(index))) return false;
+    const progress = await project.progress(index.id);
     change(progress);
-    project.saveProgress(index.id, progress);
+    await project.saveProgress(index.id, progress);
     return true;
   }
 
@@ -168,12 +168,12 @@ class Worker {
   private reported = false;
 
   /** Tells `worker status` (and `--wait`) what this worker is doing. */
-  private report(phase: WorkerState["phase"], index: string | null, pending: number): void {
+  private async report(phase: WorkerState["phase"], index: string | null, pending: number): Promise<void> {
     this.last = { phase, index, pending };
     this.reported = true;
     const now = Date.now();
     const seconds = (now - this.startedAt) / 1000;
-    this.ctx.project.saveWorkerState({
+    await this.ctx.project.saveWorkerState({
       pid: process.pid,
       phase,
       index,
@@ -190,11 +190,9 @@ class Worker {
    * (training a vector index, waiting for a long add's lock) from one that has stopped responding.
    */
   heartbeat(): void {
-    try {
-      this.report(this.last.phase, this.last.index, this.last.pending);
-    } catch {
+    this.report(this.last.phase, this.last.index, this.last.pending).catch(() => {
       // a full disk, say: the next report tries again
-    }
+    });
   }
 
   /**
@@ -205,12 +203,12 @@ class Worker {
   private async nextBatch(index: IndexRecord): Promise<{ batch: ObjectRow[]; from: number } | null> {
     const store = await this.ctx.store();
     return this.locked(async () => {
-      if (!this.exists(index)) return null;
-      const progress = this.ctx.project.progress(index.id);
+      if (!(await this.exists(index))) return null;
+      const progress = await this.ctx.project.progress(index.id);
       const batch = await store.objectsAfter(progress.indexedSeq, BATCH_SIZE);
       if (batch.length > 0) {
         progress.processingSeq = (batch.at(-1) as ObjectRow).seq;
-        this.ctx.project.saveProgress(index.id, progress);
+        await this.ctx.project.saveProgress(index.id, progress);
       }
       return { batch, from: progress.indexedSeq };
     });
@@ -228,7 +226,7 @@ class Worker {
       return false;
     }
     const lastSeq = (batch.at(-1) as ObjectRow).seq;
-    this.report("indexing", index.id, await store.countObjects(from));
+    await this.report("indexing", index.id, await store.countObjects(from));
 
     const prepared = prepareBatch(batch, index);
     const { filters } = prepared;
@@ -268,7 +266,7 @@ class Worker {
 
     const committed = await this.locked(async () => {
       const { project } = this.ctx;
-      if (!this.exists(index)) return false;
+      if (!(await this.exists(index))) return false;
       // Objects replaced or deleted while this batch was embedded are skipped: their newer
       // version has a higher seq and is picked up by a later batch, a deletion already removed its rows.
       const current = await store.getObjects(batch.map((row) => row.id));
@@ -284,13 +282,13 @@ class Worker {
       const liveIds = new Set(live.map((row) => row.id));
       if (highlights) await store.replaceSegments(segmentTableName(index.id), [...liveIds, ...failed], segmentRows.filter((row) => liveIds.has(row.object_id)));
       if (images) await store.replaceSegments(imageTableName(index.id), [...liveIds, ...failed], imageRows.filter((row) => liveIds.has(row.object_id)));
-      const saved = project.progress(index.id);
+      const saved = await project.progress(index.id);
       for (const row of live) delete saved.errors[row.id];
       for (const id of failed) saved.errors[id] = { seq: (current.get(id) as ObjectRow).seq, message: prepared.errors.get(id) as string };
       saved.indexedSeq = Math.max(saved.indexedSeq, lastSeq);
       saved.processingSeq = null;
       delete saved.blocked;
-      project.saveProgress(index.id, saved);
+      await project.saveProgress(index.id, saved);
       return true;
     });
     if (!committed) {
@@ -400,13 +398,13 @@ class Worker {
   private async catchUp(index: IndexRecord): Promise<void> {
     const store = await this.ctx.store();
     const { project } = this.ctx;
-    if (project.progress(index.id).indexedSeq >= project.lastSeq()) return;
+    if ((await project.progress(index.id)).indexedSeq >= (await project.lastSeq())) return;
     await this.locked(async () => {
-      const progress = project.progress(index.id);
-      if (!this.exists(index)) return;
+      const progress = await project.progress(index.id);
+      if (!(await this.exists(index))) return;
       if ((await store.objectsAfter(progress.indexedSeq, 1)).length > 0) return;
-      progress.indexedSeq = Math.max(progress.indexedSeq, project.lastSeq());
-      project.saveProgress(index.id, progress);
+      progress.indexedSeq = Math.max(progress.indexedSeq, await project.lastSeq());
+      await project.saveProgress(index.id, progress);
     });
   }
 
@@ -416,12 +414,12 @@ class Worker {
    * vector index (once, at VECTOR_INDEX_MIN_ROWS) runs beside writers.
    */
   private async optimize(index: IndexRecord, force: boolean): Promise<void> {
-    const progress = this.ctx.project.progress(index.id);
+    const progress = await this.ctx.project.progress(index.id);
     const behind = progress.indexedSeq - progress.optimizedSeq;
     if (behind <= 0 || (!force && behind < OPTIMIZE_EVERY)) return;
     const target = progress.indexedSeq;
     const store = await this.ctx.store();
-    this.report("optimizing", index.id, 0);
+    await this.report("optimizing", index.id, 0);
     // The models' threads (about 190 MB each) are let go while LanceDB builds and merges indexes, so
     // the two never hold their memory at once; the next batch loads them again (about a second).
     await this.releasePools();
@@ -437,7 +435,7 @@ class Worker {
       if (this.stopping) return; // (the rest is done by the next run)
     }
     const done = await this.locked(async () => {
-      if (!this.exists(index)) return false;
+      if (!(await this.exists(index))) return false;
       for (const table of indexTables(index)) await store.optimizeIndexTable(table);
       return this.saveProgress(index, (p) => (p.optimizedSeq = Math.max(p.optimizedSeq, target)));
     });
@@ -449,7 +447,7 @@ class Worker {
     if (this.compacted || this.indexed === 0) return;
     this.compacted = true;
     const store = await this.ctx.store();
-    this.report("optimizing", null, 0);
+    await this.report("optimizing", null, 0);
     await this.locked(async () => {
       await store.optimizeObjects();
     });
@@ -467,7 +465,7 @@ class Worker {
     this.blocked.add(index.id);
     this.log(`${index.id}: blocked [${error.name} ${error.code}]: ${error.message}`);
     await this.locked(async () => {
-      this.saveProgress(index, (progress) => {
+      await this.saveProgress(index, (progress) => {
         progress.blocked = { name: error.name, code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}), at: new Date().toISOString() };
         progress.processingSeq = null;
       });
@@ -488,7 +486,7 @@ class Worker {
    */
   private async pass(): Promise<boolean> {
     let worked = false;
-    for (const index of this.ctx.project.indexes()) {
+    for (const index of await this.ctx.project.indexes()) {
       if (this.stopping) break;
       if (this.blocked.has(index.id)) continue;
       let indexed: boolean;
@@ -512,9 +510,9 @@ class Worker {
 
   /** Rewrites a lost or damaged sequence counter from stored state (the highest number the store or any index holds). */
   private async restoreSeq(): Promise<void> {
-    if (this.ctx.project.seqKnown()) return;
+    if (await this.ctx.project.seqKnown()) return;
     const store = await this.ctx.store();
-    await this.locked(async () => this.ctx.project.ensureSeqAtLeast(Math.max(await store.maxSeq(), this.ctx.project.highestProgressSeq())));
+    await this.locked(async () => this.ctx.project.ensureSeqAtLeast(Math.max(await store.maxSeq(), await this.ctx.project.highestProgressSeq())));
     this.log("restored the sequence counter (seq) from stored state");
   }
 
@@ -537,7 +535,7 @@ class Worker {
         await this.compactObjects();
         // (once: while it stays idle, the heartbeat keeps the report's time fresh, and a worker that
         // looks every 50 ms for a minute, or for as long as an index is blocked, would rewrite it each time)
-        if (this.last.phase !== "idle" || !this.reported) this.report("idle", null, 0);
+        if (this.last.phase !== "idle" || !this.reported) await this.report("idle", null, 0);
         if (Date.now() - idleSince > lingerMs) return;
         await sleep(pollMs, undefined, signal ? { signal } : undefined).catch(() => undefined);
       }
@@ -573,7 +571,7 @@ const BLOCKED_RETRY_MS = 60_000;
  * run). ConflictError WORKER_RUNNING when another worker holds the lock.
  */
 export async function runForegroundWorker(ctx: EngineContext, log: WorkerLog, options: { signal: AbortSignal; pollMs: number }): Promise<void> {
-  ctx.project.init(); // a worker started before anything was added makes the project, as the first write would
+  await ctx.project.init(); // a worker started before anything was added makes the project, as the first write would
   const release = tryLock(ctx.project.workerLock);
   if (!release) {
     throw new ConflictError("WORKER_RUNNING", `Another worker indexes this project: ${describeHolder(lockHolder(ctx.project.workerLock))}`, {
@@ -587,7 +585,7 @@ export async function runForegroundWorker(ctx: EngineContext, log: WorkerLog, op
   try {
     while (!signal.aborted) {
       if (Date.now() - blockedAt > BLOCKED_RETRY_MS) [blocked, blockedAt] = [new Set(), Date.now()];
-      if (hasPendingWork(ctx, blocked)) {
+      if (await hasPendingWork(ctx, blocked)) {
         const worker = new Worker(ctx, log);
         const heartbeat = setInterval(() => worker.heartbeat(), HEARTBEAT_MS);
         heartbeat.unref();
@@ -597,14 +595,14 @@ export async function runForegroundWorker(ctx: EngineContext, log: WorkerLog, op
           clearInterval(heartbeat);
           await worker.close();
           for (const id of worker.blocked) blocked.add(id);
-          ctx.project.saveWorkerState(null);
+          await ctx.project.saveWorkerState(null);
         }
         continue;
       }
       await sleep(pollMs, undefined, { signal }).catch(() => undefined);
     }
   } finally {
-    ctx.project.saveWorkerState(null);
+    await ctx.project.saveWorkerState(null);
     release();
   }
 }
@@ -626,10 +624,10 @@ export async function runWorker(ctx: EngineContext, log: WorkerLog): Promise<voi
       clearInterval(heartbeat);
       await worker.close();
       for (const id of worker.blocked) blocked.add(id);
-      ctx.project.saveWorkerState(null);
+      await ctx.project.saveWorkerState(null);
       release();
     }
     // Indexes blocked by an unavailable model are retried by the next worker a command starts, not in a loop here.
-    release = hasPendingWork(ctx, blocked) ? tryLock(ctx.project.workerLock) : null;
+    release = (await hasPendingWork(ctx, blocked)) ? tryLock(ctx.project.workerLock) : null;
   }
 }

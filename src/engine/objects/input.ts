@@ -44,9 +44,9 @@ export function decodeUtf8(bytes: Buffer, where: string, lineBase?: number): str
 }
 
 /** Spools a stream input to `spoolFile` so it can be read twice; other inputs are returned as they are. */
-export async function replayable(input: ObjectsInput, spoolFile: () => string): Promise<ReplayableInput> {
+export async function replayable(input: ObjectsInput, spoolFile: () => Promise<string>): Promise<ReplayableInput> {
   if (!("stream" in input)) return input;
-  const path = spoolFile();
+  const path = await spoolFile();
   await pipeline(input.stream, createWriteStream(path));
   return { source: input.source, path };
 }

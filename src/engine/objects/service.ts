@@ -75,7 +75,7 @@ export async function addObjects(
     const bases: string[] = inputs.map((input) =>
       input.base !== undefined && isConfinedBase(input.base) ? input.base : path.resolve(input.base ?? ("path" in input ? path.dirname(path.resolve(input.path)) : ".")),
     );
-    for (const input of inputs) replay.push(await replayable(input, () => spooled[spooled.push(ctx.project.spoolFile()) - 1] as string));
+    for (const input of inputs) replay.push(await replayable(input, async () => spooled[spooled.push(await ctx.project.spoolFile()) - 1] as string));
     // Pass 1: validate everything, remember the ids (and which repeat). Generated ids are fixed here, by position.
     const ids = new Set<string>();
     const repeated = new Set<string>();
@@ -101,11 +101,11 @@ export async function addObjects(
     const store = await ctx.store();
     const stamp = now.toISOString();
     await ctx.locked(async () => {
-      ctx.project.beginAdd(currentOwner(), await store.objectsVersion());
+      await ctx.project.beginAdd(currentOwner(), await store.objectsVersion());
       failpoint("add:journal");
       try {
         // The counter must be above every number in stored state, even if its file was lost or damaged.
-        ctx.project.ensureSeqAtLeast(Math.max(await store.maxSeq(), ctx.project.highestProgressSeq()));
+        await ctx.project.ensureSeqAtLeast(Math.max(await store.maxSeq(), await ctx.project.highestProgressSeq()));
         // Objects that exist already keep their created_at and are replaced; new ones are appended,
         // which costs a batch, where a merge would cost the whole table.
         const existing = await store.createdAt([...ids]);
@@ -115,7 +115,7 @@ export async function addObjects(
         let batch = new Map<string, { object: JsonObject; base: string }>();
         const flush = async () => {
           if (batch.size === 0) return;
-          const first = ctx.project.reserveSeq(batch.size);
+          const first = await ctx.project.reserveSeq(batch.size);
           const rows: ObjectRow[] = [...batch].map(([id, { object, base }], i) => ({
             id,
             body: JSON.stringify(object),
@@ -151,7 +151,7 @@ export async function addObjects(
         throw error;
       }
       failpoint("add:written");
-      ctx.project.endAdd();
+      await ctx.project.endAdd();
       // Committed. A large add leaves many small fragments and rows its id index does not cover yet;
       // compacting is an optimisation, so its failure (a full disk, say) is a warning, not a failed add.
       if (read >= COMPACT_AFTER) {
@@ -164,7 +164,7 @@ export async function addObjects(
         }
       }
     });
-    if (ctx.project.indexes().length > 0) startWorker(ctx);
+    if ((await ctx.project.indexes()).length > 0) startWorker(ctx);
     return ids.size <= MAX_LISTED_IDS ? { count: ids.size, ids: [...ids] } : { count: ids.size };
   } finally {
     for (const file of spooled) rmSync(file, { force: true });
@@ -198,7 +198,7 @@ function toStored(row: ObjectRow): StoredObject {
 
 async function findObjectRow(ctx: EngineContext, id: string): Promise<ObjectRow> {
   // No stored id holds NUL (adds refuse it), and SQL literals cannot carry one.
-  const row = ctx.project.exists() && !id.includes("\u0000") ? (await (await ctx.store()).getObjects([id])).get(id) : undefined;
+  const row = (await ctx.project.exists()) && !id.includes("\u0000") ? (await (await ctx.store()).getObjects([id])).get(id) : undefined;
   if (!row) throw new NotFoundError("OBJECT_NOT_FOUND", `Object ${JSON.stringify(id.slice(0, 200))} not found`);
   return row;
 }
@@ -206,7 +206,7 @@ async function findObjectRow(ctx: EngineContext, id: string): Promise<ObjectRow>
 /** An object with its processing state in every index. */
 export async function getObject(ctx: EngineContext, id: string): Promise<ObjectInfo> {
   const row = await findObjectRow(ctx, id);
-  const indexes = await Promise.all(ctx.project.indexes().map((index) => objectIndexStatus(ctx, index, id, row.seq)));
+  const indexes = await Promise.all((await ctx.project.indexes()).map((index) => objectIndexStatus(ctx, index, id, row.seq)));
   const complete = indexes.every((entry) => entry.status === "READY" || entry.status === "ERROR");
   return { ...toStored(row), status: { state: complete ? "complete" : "incomplete", indexes } };
 }
@@ -218,7 +218,7 @@ export const MAX_LIST_LIMIT = 10_000;
 export async function listObjects(ctx: EngineContext, offset: number, limit: number): Promise<StoredObject[]> {
   integerIn("limit", limit, 100, 1, MAX_LIST_LIMIT);
   integerIn("offset", offset, 0, 0, Number.MAX_SAFE_INTEGER);
-  if (!ctx.project.exists()) return [];
+  if (!(await ctx.project.exists())) return [];
   return (await (await ctx.store()).listObjects(offset, limit)).map(toStored);
 }
 
@@ -231,14 +231,14 @@ export async function deleteObject(ctx: EngineContext, id: string): Promise<void
   await findObjectRow(ctx, id);
   const store = await ctx.store();
   await ctx.locked(async () => {
-    ctx.project.beginDelete(currentOwner(), [id]);
+    await ctx.project.beginDelete(currentOwner(), [id]);
     failpoint("delete:journal");
     try {
       await deleteEverywhere(ctx.project, store, [id]);
     } catch (error) {
-      if ((await store.getObjects([id])).has(id)) ctx.project.endDelete(); // nothing was removed: nothing to complete
+      if ((await store.getObjects([id])).has(id)) await ctx.project.endDelete(); // nothing was removed: nothing to complete
       throw error;
     }
-    ctx.project.endDelete();
+    await ctx.project.endDelete();
   });
 }

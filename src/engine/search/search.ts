@@ -82,7 +82,7 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
 
 async function searchSnapshot(ctx: EngineContext, indexId: string, params: SearchParams): Promise<SearchPage> {
   const request = parseSearchParams(params);
-  const index = findIndex(ctx, indexId);
+  const index = await findIndex(ctx, indexId);
   const table = indexTableName(index.id);
   const mode = searchMode(index, request.mode);
   // Loading the model is most of a cold start: overlap it with opening the database.
@@ -172,9 +172,9 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
  */
 export async function warmUp(ctx: EngineContext): Promise<void> {
   failpoint("serve:warm-up");
-  if (!ctx.project.exists()) return;
+  if (!(await ctx.project.exists())) return;
   const store = await ctx.store();
-  const indexes = ctx.project.indexes();
+  const indexes = await ctx.project.indexes();
   const specs = new Map(indexes.map((index) => indexModel(index)).map((spec) => [JSON.stringify(spec), spec]));
   for (const spec of specs.values()) {
     try {

@@ -16,7 +16,7 @@ export interface CheckedDatabase {
   readonly connection: Connection;
   readonly lance: Lance;
   /** The tables the project's records say exist (StoreOptions.expectedTables). */
-  readonly expectedTables: () => readonly string[];
+  readonly expectedTables: () => readonly string[] | Promise<readonly string[]>;
   /** Closed under a check: it finds nothing. */
   readonly closed: boolean;
 }
@@ -103,10 +103,10 @@ function probeData(db: Connection, arrow: Lance["arrow"], dir: string, name: str
  * The tables the project's records list (as `read` gives them), or none when they cannot be read: a check after a failed
  * operation then looks at the tables there only (reading the records is not what failed).
  */
-function recordsOrNone(read: () => readonly string[]): () => readonly string[] {
-  return () => {
+function recordsOrNone(read: () => readonly string[] | Promise<readonly string[]>): () => readonly string[] | Promise<readonly string[]> {
+  return async () => {
     try {
-      return read();
+      return await read();
     } catch {
       return [];
     }
@@ -185,9 +185,9 @@ async function versionReadable(database: CheckedDatabase, name: string, version:
  * `records`: the tables the records list (by default StoreOptions.expectedTables).
  */
 export async function lostTables(database: CheckedDatabase, listed: readonly string[], records = database.expectedTables): Promise<string[]> {
-  const before = records();
+  const before = await records();
   if (before.every((name) => listed.includes(name))) return [];
   const again = await database.connection.tableNames({ limit: 1_000_000 });
-  const still = new Set(records());
+  const still = new Set(await records());
   return before.filter((name) => still.has(name) && !again.includes(name));
 }

@@ -59,7 +59,7 @@ export class Database implements CheckedDatabase {
     readonly connection: Connection,
     readonly lance: Lance,
     /** The tables the project's records say exist (StoreOptions.expectedTables). */
-    readonly expectedTables: () => readonly string[],
+    readonly expectedTables: () => readonly string[] | Promise<readonly string[]>,
   ) {}
 
   /**
@@ -67,7 +67,7 @@ export class Database implements CheckedDatabase {
    * (`s3://bucket/prefix/data`, reached as s3-config.ts reads the environment); reads always see other
    * processes' commits.
    */
-  static async open(dir: string, expectedTables: () => readonly string[] = () => []): Promise<Database> {
+  static async open(dir: string, expectedTables: () => readonly string[] | Promise<readonly string[]> = async () => []): Promise<Database> {
     const lance = await loadLance();
     const storageOptions = dir.startsWith("s3://") ? s3StorageOptions(s3Config(process.env)) : undefined;
     const connection = await wrap(dir, "opening the database", () => lance.lancedb.connect(dir, { readConsistencyInterval: 0, ...(storageOptions ? { storageOptions } : {}) }));

@@ -31,7 +31,7 @@ export interface StoreOptions {
    * The tables the project's records (its catalog) say exist: one of them missing from the database
    * is reported as damage (CORRUPT_TABLE) when an operation fails, rather than as a bug.
    */
-  expectedTables?: () => readonly string[];
+  expectedTables?: () => readonly string[] | Promise<readonly string[]>;
 }
 
 export class LanceStore extends StoreReads {

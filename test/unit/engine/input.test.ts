@@ -100,7 +100,7 @@ describe("readObjects", () => {
 
   it("spools a stream to a file so it can be read twice", async () => {
     const spool = path.join(dir, "spool");
-    const input = await replayable({ stream: Readable.from(['{"id":"s1"}\n', '{"id":"s2"}\n']), source: "<stdin>" }, () => spool);
+    const input = await replayable({ stream: Readable.from(['{"id":"s1"}\n', '{"id":"s2"}\n']), source: "<stdin>" }, async () => spool);
     expect(input).toEqual({ path: spool, source: "<stdin>" });
     expect(readFileSync(spool, "utf8")).toBe('{"id":"s1"}\n{"id":"s2"}\n');
     expect((await collect(input)).map(([id]) => id)).toEqual(["s1", "s2"]);

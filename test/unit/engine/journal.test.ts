@@ -109,7 +109,7 @@ describe("an index create or delete interrupted mid-way", () => {
   async function projectWithIndex() {
     const { dir, ctx, store } = await projectWithThree();
     await store.createIndexTable("index_idx_kept", 4);
-    ctx.project.saveIndexes([record("idx_kept") as never]);
+    await ctx.project.saveIndexes([record("idx_kept") as never]);
     return { dir, ctx, store };
   }
 
@@ -129,7 +129,7 @@ describe("an index create or delete interrupted mid-way", () => {
     writeFileSync(path.join(dir, "index.journal"), JSON.stringify({ pid: deadPid(), op: "create", id: "idx_kept", tables: ["index_idx_kept"] }));
     await ctx.locked(async () => {});
     expect(await store.tableNames()).toContain("index_idx_kept");
-    expect(ctx.project.indexes().map((index) => index.id)).toEqual(["idx_kept"]);
+    expect((await ctx.project.indexes()).map((index) => index.id)).toEqual(["idx_kept"]);
     await ctx.close();
   });
 
@@ -138,7 +138,7 @@ describe("an index create or delete interrupted mid-way", () => {
     writeFileSync(path.join(dir, "index.journal"), JSON.stringify({ pid: deadPid(), op: "delete", id: "idx_kept", tables: ["index_idx_kept"] }));
     await ctx.locked(async () => {});
     expect(await store.tableNames()).toEqual(["objects"]);
-    expect(ctx.project.indexes()).toEqual([]);
+    expect(await ctx.project.indexes()).toEqual([]);
     await ctx.close();
   });
 

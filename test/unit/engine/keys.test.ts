@@ -84,7 +84,7 @@ describe("a keys file that is not a regular file", () => {
 
   it("does not quote a file that is not JSON", async () => {
     const p = project();
-    p.init();
+    await p.init();
     writeFileSync(path.join(p.dir, "keys.json"), "root:x:0:0:root:/root:/bin/bash");
     expect(() => listKeys(p)).toThrow(expect.objectContaining({ message: expect.not.stringContaining("root:x") }));
   });

@@ -108,7 +108,7 @@ beforeAll(async () => {
   await store.createSegmentTable(table, DIMENSION);
   await store.replaceSegments(table, ids, segments);
   for (const name of [HYBRID, NEURAL, HIGHLIGHTED].map((record) => indexTableName(record.id)).concat(table)) await store.optimizeIndexTable(name);
-  ctx.project.saveIndexes([HYBRID, NEURAL, HIGHLIGHTED, EMPTY]);
+  await ctx.project.saveIndexes([HYBRID, NEURAL, HIGHLIGHTED, EMPTY]);
 });
 afterAll(() => ctx?.close());
 

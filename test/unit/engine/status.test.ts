@@ -32,8 +32,8 @@ describe("processing state derived from progress", () => {
       indexTableName(index.id),
       ["o1", "o2", "o4"].map((id, i) => ({ id, seq: i + 1, text: id, vector: Float32Array.from([1, 0]) })),
     );
-    ctx.project.saveIndexes([index]);
-    ctx.project.saveProgress(index.id, {
+    await ctx.project.saveIndexes([index]);
+    await ctx.project.saveProgress(index.id, {
       indexedSeq: 4,
       optimizedSeq: 2,
       processingSeq: 6,

@@ -32,7 +32,7 @@ async function projectWith(count: number, ids: string[]) {
   await store.upsertObjects(Array.from({ length: count }, (_, i) => row(`o${i}`, i + 1)));
   const indexes = ids.map(indexRecord);
   for (const index of indexes) await store.createIndexTable(indexTableName(index.id), index.dimension);
-  ctx.project.saveIndexes(indexes);
+  await ctx.project.saveIndexes(indexes);
   writeFileSync(path.join(dir, "seq"), String(count));
   return { ctx, store, indexes };
 }
@@ -58,7 +58,7 @@ describe("the foreground worker stopped by a signal", () => {
     expect((await store.rowIds(indexTableName("idx_a"))).length).toBe(40); // the batch in progress committed
     expect(await store.rowIds(indexTableName("idx_b"))).toEqual([]); // and nothing after the signal
     expect(log.filter((line) => /optimized|compacted/.test(line))).toEqual([]);
-    expect(ctx.project.progress("idx_b").indexedSeq).toBe(0);
+    expect((await ctx.project.progress("idx_b")).indexedSeq).toBe(0);
     await ctx.close();
   });
 
@@ -74,7 +74,7 @@ describe("the foreground worker stopped by a signal", () => {
 
     expect(log.some((line) => line.includes("idx_a: indexed 40 objects"))).toBe(true);
     expect(log.filter((line) => /optimized|compacted/.test(line))).toEqual([]);
-    expect(ctx.project.progress("idx_a").optimizedSeq).toBe(0); // left for the next run
+    expect((await ctx.project.progress("idx_a")).optimizedSeq).toBe(0); // left for the next run
     await ctx.close();
   });
 
@@ -83,7 +83,7 @@ describe("the foreground worker stopped by a signal", () => {
     const stop = new AbortController();
     // The index is deleted (from the catalog) after the batch is read, before it is committed.
     onCall(store, "countObjects", () => {
-      ctx.project.saveIndexes(indexes.filter((index) => index.id !== "idx_gone"));
+      void ctx.project.saveIndexes(indexes.filter((index) => index.id !== "idx_gone"));
       stop.abort();
     });
     const log: string[] = [];
@@ -116,7 +116,7 @@ describe("the foreground worker waiting for the write lock", () => {
 
       expect(log.some((line) => line.includes("stopped while waiting for the write lock") && line.includes("objects add big.jsonl"))).toBe(true);
       expect(await store.rowIds(indexTableName("idx_a"))).toEqual([]);
-      expect(ctx.project.progress("idx_a").indexedSeq).toBe(0);
+      expect((await ctx.project.progress("idx_a")).indexedSeq).toBe(0);
       expect(writer.exitCode).toBeNull(); // (the lock was still held when it stopped)
     } finally {
       writer.kill("SIGKILL");
@@ -136,9 +136,9 @@ describe("the foreground worker idle", () => {
     });
     const reports: (string | null)[] = [];
     const save = ctx.project.saveWorkerState.bind(ctx.project);
-    ctx.project.saveWorkerState = (state) => {
+    ctx.project.saveWorkerState = async (state) => {
       reports.push(state?.phase ?? null);
-      save(state);
+      await save(state);
     };
     await runForegroundWorker(ctx, () => {}, { signal: stop.signal, pollMs: 50 });
 

@@ -35,7 +35,7 @@ async function projectWith(count: number) {
   const store = await ctx.store();
   await store.upsertObjects(Array.from({ length: count }, (_, i) => row(`o${i}`, i + 1, `first version of object ${i}`)));
   await store.createIndexTable(indexTableName(index.id), index.dimension);
-  ctx.project.saveIndexes([index]);
+  await ctx.project.saveIndexes([index]);
   writeFileSync(path.join(dir, "seq"), String(count));
   return { dir, ctx, store };
 }
@@ -78,7 +78,7 @@ describe("the worker and an add that dies before it commits", () => {
     expect([...objects.values()].map((o) => o.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: COUNT }, (_, i) => i + 1));
     const indexed = await store.rowIds(indexTableName(index.id));
     expect(indexed.sort()).toEqual([...objects.keys()].sort());
-    expect(Object.keys(ctx.project.progress(index.id).errors)).toEqual([]);
+    expect(Object.keys((await ctx.project.progress(index.id)).errors)).toEqual([]);
     await ctx.close();
   });
 });
