@@ -9,7 +9,8 @@
  * skipped, and the run says so. A server already described by the environment (SEMSEARCH_TEST_S3=1
  * and the AWS_* variables) is used as it is.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
+import { promisify } from "node:util";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -18,7 +19,7 @@ import { fileURLToPath } from "node:url";
 const S3_SERVER = fileURLToPath(new URL("../../.ci/s3-server", import.meta.url));
 
 /** Starts the S3 server in `dir` and puts its variables in this process's environment; its stop, or null. */
-function startS3Server(dir: string): (() => void) | null {
+function startS3Server(dir: string): (() => Promise<void>) | null {
   if (spawnSync("sh", ["-c", "command -v radosgw && command -v ceph-mon"], { stdio: "ignore" }).status !== 0) {
     process.stderr.write("semsearch tests: no S3 server (run .ci/s3-server install as root): the object-storage tests are skipped\n");
     return null;
@@ -28,10 +29,11 @@ function startS3Server(dir: string): (() => void) | null {
     const match = /^export ([A-Z0-9_]+)=(.*)$/.exec(line);
     if (match) process.env[match[1] as string] = match[2];
   }
-  return () => execFileSync(S3_SERVER, ["stop", dir], { stdio: ["ignore", "ignore", "inherit"] });
+  // (stopped without blocking this process: vitest ends its test processes meanwhile)
+  return () => promisify(execFile)(S3_SERVER, ["stop", dir]).then(() => undefined);
 }
 
-export default function setup(): () => void {
+export default function setup(): () => Promise<void> {
   const root = mkdtempSync(path.join(tmpdir(), "semsearch-tests-"));
   const previous = process.env.TMPDIR;
   process.env.TMPDIR = root;
@@ -48,8 +50,8 @@ export default function setup(): () => void {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
   process.env.AWS_EC2_METADATA_DISABLED = "true";
   const stopS3 = process.env.SEMSEARCH_S3_SERVER === "start" && process.env.SEMSEARCH_TEST_S3 !== "1" ? startS3Server(path.join(root, "s3")) : null;
-  return () => {
-    stopS3?.();
+  return async () => {
+    await stopS3?.();
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
     rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
