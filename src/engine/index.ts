@@ -75,6 +75,7 @@ export interface EngineOptions {
 export interface WorkerStatus {
   running: boolean;
   pid: number | null;
+  /** The worker log's path, or `stderr` for a worker running in the foreground (`semsearch worker`), which logs there. */
   log: string;
   /** What the running worker reports doing: phase, index, objects indexed and pending, rate. */
   state?: WorkerState;
@@ -213,8 +214,9 @@ export class Engine {
     }
     const pid = workerPid(this.ctx.project);
     const state = await this.ctx.project.workerState();
-    const status: WorkerStatus = { running: pid !== null, pid, log: this.ctx.project.workerLog };
-    if (pid !== null && state?.pid === pid) status.state = state;
+    const own = pid !== null && state?.pid === pid ? state : undefined;
+    const status: WorkerStatus = { running: pid !== null, pid, log: own?.foreground ? "stderr" : this.ctx.project.workerLog };
+    if (own) status.state = own;
     return status;
   }
 

@@ -47,6 +47,8 @@ export interface WorkerState {
   rate: number;
   started_at: string;
   updated_at: string;
+  /** a `semsearch worker` in the foreground: it logs on its standard error, not in worker.log */
+  foreground?: boolean;
 }
 
 /** The journal of an add in progress: who writes, and the object table's version to roll back to. */
@@ -106,5 +108,6 @@ export const WorkerStateSchema = v.object({
   rate: v.number(),
   started_at: v.string(),
   updated_at: v.string(),
+  foreground: v.optional(v.boolean()),
 });
 

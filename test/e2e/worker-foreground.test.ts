@@ -45,8 +45,8 @@ describe("semsearch worker (foreground)", () => {
     const later = (await cliJson(project, ["index", "status", id, "--wait"])) as { status: Record<string, number> };
     expect(later.status).toMatchObject({ READY: 41 });
 
-    const state = (await cliJson(project, ["worker", "status"])) as { running: boolean };
-    expect(state.running).toBe(true);
+    const state = (await cliJson(project, ["worker", "status"])) as { running: boolean; log: string; state?: { foreground?: boolean } };
+    expect(state).toMatchObject({ running: true, log: "stderr", state: { foreground: true } }); // (it logs on stderr, not in worker.log)
     worker.child.kill("SIGTERM");
     expect(await within("the worker to exit", worker.exited)).toBe(0);
     expect(worker.out.stdout).toBe("");

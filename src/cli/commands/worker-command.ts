@@ -8,7 +8,8 @@ function describe(status: WorkerStatus): string {
   const state = status.state;
   if (!state) return `Worker running (pid ${status.pid}).\n`;
   const what = state.phase === "indexing" ? `indexing ${state.index}: ${state.pending.toLocaleString("en-US")} objects pending` : state.phase === "optimizing" ? `optimizing ${state.index ?? "the object table"}` : "idle";
-  return `Worker running (pid ${status.pid}): ${what}; ${state.indexed.toLocaleString("en-US")} objects indexed since ${state.started_at} (${state.rate}/s).\nLog: ${status.log}\n`;
+  const log = state.foreground ? "on its standard error (a foreground worker)" : status.log;
+  return `Worker running (pid ${status.pid}): ${what}; ${state.indexed.toLocaleString("en-US")} objects indexed since ${state.started_at} (${state.rate}/s).\nLog: ${log}\n`;
 }
 
 export async function workerStatus(options: GlobalOptions): Promise<void> {

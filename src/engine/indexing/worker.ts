@@ -111,6 +111,8 @@ class Worker {
   constructor(
     private readonly ctx: EngineContext,
     private readonly log: WorkerLog,
+    /** run by `semsearch worker` (its reports say so: it logs on its standard error) */
+    private readonly foreground = false,
   ) {}
 
   private pool(index: IndexRecord): EmbeddingPool {
@@ -182,6 +184,7 @@ class Worker {
       rate: seconds > 0 ? Math.round((this.indexed / seconds) * 10) / 10 : 0,
       started_at: new Date(this.startedAt).toISOString(),
       updated_at: new Date(now).toISOString(),
+      ...(this.foreground ? { foreground: true } : {}),
     });
   }
 
@@ -586,7 +589,7 @@ export async function runForegroundWorker(ctx: EngineContext, log: WorkerLog, op
     while (!signal.aborted) {
       if (Date.now() - blockedAt > BLOCKED_RETRY_MS) [blocked, blockedAt] = [new Set(), Date.now()];
       if (await hasPendingWork(ctx, blocked)) {
-        const worker = new Worker(ctx, log);
+        const worker = new Worker(ctx, log, true);
         const heartbeat = setInterval(() => worker.heartbeat(), HEARTBEAT_MS);
         heartbeat.unref();
         try {
