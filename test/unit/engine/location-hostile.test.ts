@@ -5,18 +5,10 @@
  * is refused; local paths that merely hold such characters stay local.
  */
 import { describe, expect, it } from "vitest";
-import { UsageError } from "../../../src/engine/errors.js";
+import { usageError } from "../../helpers/errors.js";
 import { localProjectDir, parseProjectLocation } from "../../../src/engine/location.js";
 
-function refusal(given: string, read: (value: string) => unknown = parseProjectLocation): UsageError {
-  try {
-    read(given);
-  } catch (error) {
-    expect(error).toBeInstanceOf(UsageError);
-    return error as UsageError;
-  }
-  throw new Error(`${JSON.stringify(given)} was accepted`);
-}
+const refusal = (given: string, read: (value: string) => unknown = parseProjectLocation) => usageError(() => read(given));
 
 describe("an address with something around it a user cannot see", () => {
   it.each([

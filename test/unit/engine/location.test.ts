@@ -3,18 +3,10 @@
  * and prefix, and everything a URI would change or a user cannot have meant refused with a reason.
  */
 import { describe, expect, it } from "vitest";
-import { UsageError } from "../../../src/engine/errors.js";
+import { usageError } from "../../helpers/errors.js";
 import { localProjectDir, parseProjectLocation } from "../../../src/engine/location.js";
 
-function refusal(given: string): UsageError {
-  try {
-    parseProjectLocation(given);
-  } catch (error) {
-    expect(error).toBeInstanceOf(UsageError);
-    return error as UsageError;
-  }
-  throw new Error(`${JSON.stringify(given)} was accepted`);
-}
+const refusal = (given: string) => usageError(() => parseProjectLocation(given));
 
 describe("local directories", () => {
   it.each(["proj", "./s3:x", "/abs/path", "../up", "C:/Users/x", "dir with space", "a:b", "ñandú/日本"])("%s is a local directory, as given", (given) => {
@@ -39,14 +31,7 @@ describe("buckets", () => {
   });
 
   it("a bucket is refused by localProjectDir, naming it, before anything is touched", () => {
-    const error = (() => {
-      try {
-        localProjectDir("s3://bucket/x/");
-      } catch (caught) {
-        return caught as UsageError;
-      }
-      throw new Error("accepted");
-    })();
+    const error = usageError(() => localProjectDir("s3://bucket/x/"));
     expect(error.code).toBe("REMOTE_PROJECT_UNSUPPORTED");
     expect(error.exitCode).toBe(2);
     expect(error.message).toContain("s3://bucket/x");

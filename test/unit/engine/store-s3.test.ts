@@ -5,19 +5,13 @@
  * same code: only the checks of local folders are skipped.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { objectRow, unit } from "../../helpers/store-rows.js";
 import { EnvironmentError } from "../../../src/engine/errors.js";
-import { LanceStore, type ObjectRow } from "../../../src/engine/store/lance-store.js";
+import { LanceStore } from "../../../src/engine/store/lance-store.js";
 import { scoredIds } from "../../../src/engine/store/rows.js";
 import { s3Available, testBucket } from "../../helpers/s3-state.js";
 
-const row = (id: string, seq: number): ObjectRow => ({ id, body: JSON.stringify({ id }), seq, created_at: "2026-01-01T00:00:00.000Z", updated_at: "2026-01-01T00:00:00.000Z" });
-
-function unit(...values: number[]): Float32Array {
-  const v = new Float32Array(4);
-  values.forEach((x, i) => (v[i] = x));
-  const norm = Math.hypot(...v);
-  return v.map((x) => x / norm);
-}
+const row = objectRow;
 
 describe.skipIf(!s3Available())("the store on S3", () => {
   const opened: LanceStore[] = [];

@@ -2,31 +2,19 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { objectRow, unit } from "../../helpers/store-rows.js";
 import { parseCreateIndexBody } from "../../../src/engine/config.js";
 import { fieldResolver, filterColumn } from "../../../src/engine/filter-fields.js";
 import { parseFilter, type FilterNode } from "../../../src/engine/search/filter-syntax.js";
 import { compileFilter } from "../../../src/engine/search/filters.js";
-import { BITMAP_MAX_DISTINCT, LanceStore, type ObjectRow } from "../../../src/engine/store/lance-store.js";
+import { BITMAP_MAX_DISTINCT, LanceStore } from "../../../src/engine/store/lance-store.js";
 import { cosines, scoredIds, withTopFirst } from "../../../src/engine/store/rows.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "semsearch-store-"));
 const storePromise = LanceStore.open(dir);
 afterAll(async () => (await storePromise).close());
 
-const row = (id: string, seq: number, body: object = { id }): ObjectRow => ({
-  id,
-  body: JSON.stringify(body),
-  seq,
-  created_at: "2026-01-01T00:00:00.000Z",
-  updated_at: "2026-01-01T00:00:00.000Z",
-});
-
-function unit(...values: number[]): Float32Array {
-  const v = new Float32Array(4);
-  values.forEach((x, i) => (v[i] = x));
-  const norm = Math.hypot(...v);
-  return v.map((x) => x / norm);
-}
+const row = objectRow;
 
 describe("LanceStore objects", () => {
   it("upserts by id, counts by seq range, reads back in seq order", async () => {
