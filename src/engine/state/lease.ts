@@ -151,20 +151,22 @@ export class HeldLease {
 
   /** Whether this token is still the newest (step 2 and step 4 of a commit; see the invariant). */
   async holds(): Promise<boolean> {
-    if (this.lost) return false;
-    const state = await leaseState(this.store, this.name);
-    if (state?.token !== this.token || state.released) this.lost = true;
-    return !this.lost;
+    return (await this.held()) !== null;
   }
 
   /** Whether this token is the newest and will not expire within `marginMs` (before a commit). */
   async holdsFor(marginMs: number): Promise<boolean> {
+    const state = await this.held();
+    return state !== null && state.expiresAt - (await this.store.now()) > marginMs;
+  }
+
+  /** The lease's state while this token is the newest and not released; null (and lost for good) else. */
+  private async held(): Promise<LeaseState | null> {
+    if (this.lost) return null;
     const state = await leaseState(this.store, this.name);
-    if (state?.token !== this.token || state.released) {
-      this.lost = true;
-      return false;
-    }
-    return state.expiresAt - (await this.store.now()) > marginMs;
+    if (state?.token === this.token && !state.released) return state;
+    this.lost = true;
+    return null;
   }
 
   /** Extends the lease by a heartbeat; false when the token is no longer the newest. */
