@@ -10,6 +10,8 @@ export default defineConfig({
           name: "unit",
           sequence: { groupOrder: 0 },
           include: ["test/unit/**/*.test.ts"],
+          // Two files at a time on 2 cores (vitest's default is cores − 1 = 1 worker, which left one idle).
+          maxWorkers: 2,
           testTimeout: 60_000,
           expect: { requireAssertions: true },
         },

@@ -70,7 +70,7 @@ async function searches(project: string, index: string) {
 
 describe("the background worker killed with SIGKILL", () => {
   it("resumes: every object indexed exactly once, and search returns what an uninterrupted run returns", async () => {
-    const COUNT = 1000;
+    const COUNT = 640; // five of the worker's batches of 128, so the five kills land at work
     const input = objects(COUNT);
     const clean = tempProject();
     await cliJson(clean, ["objects", "add", "-"], { input });

@@ -28,7 +28,7 @@ async function workerGone(project: string): Promise<void> {
   for (;;) {
     const status = await runCli(["--project", project, "--json", "worker", "status"]);
     if (status.exitCode === 0 && JSON.parse(status.stdout).running === false) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, 250)); // each look is a CLI process: look less often than it takes
   }
 }
 
@@ -93,7 +93,6 @@ const run = (project: string, command: { args: string[]; input?: string }) =>
   runCli(["--project", project, "--json", ...command.args], { input: command.input ?? "" });
 
 type Damage = "deleted" | "empty" | "cut short" | "garbage" | "a directory";
-const DAMAGES: Damage[] = ["deleted", "empty", "cut short", "garbage", "a directory"];
 /**
  * One damage of each way it is read: missing, unparseable (empty, cut short and garbage fail the same
  * parse; the unit tests of project.ts and journals.ts take each), and a directory. The e2e cases run
@@ -127,12 +126,12 @@ beforeAll(async () => {
 }, 120_000);
 
 describe("catalog.json damaged beside existing objects and an index", () => {
-  it.each(DAMAGES)("%s: every command exits 6 naming it, nothing is written or dropped, and all is there once it is restored", async (how) => {
+  it.each(DISTINCT)("%s: every command exits 6 naming it, nothing is written or dropped, and all is there once it is restored", async (how) => {
     const project = copy();
     const catalog = path.join(project, "catalog.json");
     const restore = damage(catalog, how);
     const before = tree(project);
-    const commands = DISTINCT.includes(how) ? COMMANDS(base.index) : COMMANDS(base.index).filter(alternate);
+    const commands = COMMANDS(base.index);
     for (const command of commands) refused(await run(project, command), catalog, how === "a directory" ? "EISDIR" : "CORRUPT_PROJECT");
     expect(tree(project)).toEqual(before); // no catalog written, no table created, dropped or changed, no worker started
     if (how === "deleted") {
