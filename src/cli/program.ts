@@ -257,6 +257,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--cors-origin <origins>", "web page origins that may call the API from a browser, comma-separated (e.g. https://app.example)", listArg)
     .option("--no-access-log", "no access log lines on stderr")
     .option("--no-local-socket", "do not answer this machine's `semsearch search` on a local socket (they then load the model themselves)")
+    .option("--no-worker", "never start a background worker: indexing is left to `semsearch worker` processes (replicas of a shared project)")
     .action(withGlobals(h.serve));
 
   const keys = program.command("keys").description("API keys of `semsearch serve`: create, list, revoke");

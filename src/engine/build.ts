@@ -93,13 +93,13 @@ export async function waitForIndex(ctx: EngineContext, id: string, options: Wait
       });
     }
     if (Date.now() - lastChange > stallMs) {
-      const pid = workerPid(ctx.project);
+      const pid = await workerPid(ctx.project);
       throw new ConflictError("WAIT_STALLED", `Index ${id} made no progress for ${seconds(stallMs)} (${state}); the background worker ${pid === null ? "is not running" : `(pid ${pid}) does not respond`}`, {
         hint: `See ${ctx.project.workerLog}. ${pid === null ? "" : `Stopping it (kill ${pid}) lets the next command start a new one.`}`.trim(),
       });
     }
     // A worker takes a moment to start and take its lock: respawn only one that has had time to.
-    if (workerPid(ctx.project) === null && Date.now() - lastStart > 3000) {
+    if (!ctx.noWorker && (await workerPid(ctx.project)) === null && Date.now() - lastStart > 3000) {
       lastStart = Date.now();
       if (++restarts > 5) {
         const failure = lastWorkerFailure(ctx);
@@ -108,7 +108,7 @@ export async function waitForIndex(ctx: EngineContext, id: string, options: Wait
         if (failure?.name === "EnvironmentError") throw new EnvironmentError(failure.code, message, { hint });
         throw new InternalError("WORKER_FAILED", message, { hint });
       }
-      ensureWorker(ctx.project);
+      await ensureWorker(ctx.project);
     }
     await sleep(pollMs);
   }

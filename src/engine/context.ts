@@ -13,6 +13,8 @@ export interface ContextOptions {
   warn?: (warning: Warning) => void;
   /** The process answers a search or two and exits (see EngineOptions.oneShot). */
   oneShot?: boolean;
+  /** Never start a background worker (see EngineOptions.noWorker). */
+  noWorker?: boolean;
 }
 
 /**
@@ -33,6 +35,8 @@ export class EngineContext {
   readonly warn: (warning: Warning) => void;
   /** A one-shot process, cold at its first search (see EngineOptions.oneShot). */
   readonly oneShot: boolean;
+  /** Never start a background worker (EngineOptions.noWorker). */
+  readonly noWorker: boolean;
   private closed = false;
 
   constructor(
@@ -41,6 +45,7 @@ export class EngineContext {
   ) {
     this.warn = options.warn ?? (() => {});
     this.oneShot = options.oneShot ?? false;
+    this.noWorker = options.noWorker ?? false;
   }
 
   /**
@@ -98,11 +103,24 @@ export class EngineContext {
       await this.project.init();
       // (the catalog's tables: one missing is damage, see StoreOptions.expectedTables)
       const expectedTables = async () => (await this.project.indexes()).flatMap(indexTables);
-      return LanceStore.open(this.project.dataDir, this.oneShot ? { expectedTables } : { vectorCacheBytes: vectorCacheBytes(), expectedTables });
+      const store = await LanceStore.open(this.project.dataDir, this.oneShot ? { expectedTables } : { vectorCacheBytes: vectorCacheBytes(), expectedTables });
+      // (a bucket project's writer may lose its lease: each commit checks it; docs/design/object-storage.md)
+      if (this.project.remote) store.guardWrites(() => this.project.checkWriteLease());
+      return store;
     })();
     const store = await this.storePromise;
-    if (await interruptedWorkPending(this.project)) await this.project.locked(() => recoverInterrupted(this.project, store));
+    if (await interruptedWorkPending(this.project)) await this.project.locked(() => recoverInterrupted(this.project, store), undefined, () => this.fence(store));
     return store;
+  }
+
+  /**
+   * Keeps a writer that lost the write lock from committing anything more (its lease expired while it
+   * was paused, say): every table of the project is restored to its latest version, which Lance
+   * refuses to commit over from an older base (docs/design/object-storage.md).
+   */
+  private async fence(store: LanceStore): Promise<void> {
+    const tables = await store.tableNames();
+    await store.fence(tables);
   }
 
   /**
@@ -112,10 +130,14 @@ export class EngineContext {
    */
   async locked<T>(fn: () => Promise<T>, timeoutMs?: number): Promise<T> {
     const store = await this.store(); // opened before taking the lock: opening may itself take it to recover
-    return this.project.locked(async () => {
-      await recoverInterrupted(this.project, store);
-      return fn();
-    }, timeoutMs);
+    return this.project.locked(
+      async () => {
+        await recoverInterrupted(this.project, store);
+        return fn();
+      },
+      timeoutMs,
+      () => this.fence(store),
+    );
   }
 
   async close(): Promise<void> {

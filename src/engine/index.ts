@@ -11,7 +11,7 @@ import { resumeWorker, workerPid } from "./indexing/spawn.js";
 import type * as objects from "./objects/service.js";
 import { UsageError, type Warning } from "./errors.js";
 import { DEFAULT_PROJECT_DIR, Project, type WorkerState } from "./project.js";
-import { localProjectDir } from "./location.js";
+import { isBucketAddress, projectAddress } from "./location.js";
 import type * as models from "./models.js";
 import * as keys from "./keys.js";
 import type { SearchParams } from "./search/request.js";
@@ -45,7 +45,7 @@ export { formatBytes as formatByteLimit } from "./images/byte-limit.js";
 export { integerIn } from "./params.js";
 export { processAlive } from "./owner.js";
 export { DEFAULT_PROJECT_DIR, findProjectDir } from "./project.js";
-export { localProjectDir } from "./location.js";
+export { projectAddress } from "./location.js";
 export type { WorkerState } from "./project.js";
 export { parseJsonText } from "./objects/parse.js";
 export { errorBody, errorEntry, searchResponse, searchResult } from "./responses.js";
@@ -70,15 +70,28 @@ export interface EngineOptions {
    * (a server) leaves this unset.
    */
   oneShot?: boolean;
+  /**
+   * Never start a background worker (`serve --no-worker`, a replica of a shared project): what is
+   * written is indexed by `semsearch worker` processes.
+   */
+  noWorker?: boolean;
 }
 
 export interface WorkerStatus {
   running: boolean;
   pid: number | null;
+  /** The machine the worker runs on, for a bucket project (whose worker may run anywhere). */
+  host?: string;
   /** The worker log's path, or `stderr` for a worker running in the foreground (`semsearch worker`), which logs there. */
   log: string;
   /** What the running worker reports doing: phase, index, objects indexed and pending, rate. */
   state?: WorkerState;
+}
+
+/** A project named by `--project`: a bucket's address as it is, a local directory made absolute. */
+function resolveProject(given: string): string {
+  const address = projectAddress(given);
+  return isBucketAddress(address) ? address : path.resolve(address);
 }
 
 export class Engine {
@@ -86,9 +99,10 @@ export class Engine {
   private readonly now: () => Date;
 
   constructor(options: EngineOptions = {}) {
-    this.ctx = new EngineContext(new Project(path.resolve(localProjectDir(options.projectDir ?? DEFAULT_PROJECT_DIR))), {
+    this.ctx = new EngineContext(new Project(resolveProject(options.projectDir ?? DEFAULT_PROJECT_DIR)), {
       ...(options.onWarning ? { warn: options.onWarning } : {}),
       ...(options.oneShot ? { oneShot: true } : {}),
+      ...(options.noWorker ? { noWorker: true } : {}),
     });
     this.now = options.now ?? (() => new Date());
   }
@@ -210,12 +224,13 @@ export class Engine {
   async workerStatus(): Promise<WorkerStatus> {
     if (await resumeWorker(this.ctx)) {
       // give the new worker a moment to take its lock, so the answer is about it
-      for (let i = 0; i < 40 && workerPid(this.ctx.project) === null; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      for (let i = 0; i < 40 && (await workerPid(this.ctx.project)) === null; i++) await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const pid = workerPid(this.ctx.project);
+    const holder = await (await this.ctx.project.locks()).worker();
+    const pid = holder?.pid ?? null;
     const state = await this.ctx.project.workerState();
     const own = pid !== null && state?.pid === pid ? state : undefined;
-    const status: WorkerStatus = { running: pid !== null, pid, log: own?.foreground ? "stderr" : this.ctx.project.workerLog };
+    const status: WorkerStatus = { running: pid !== null, pid, ...(holder?.host ? { host: holder.host } : {}), log: own?.foreground ? "stderr" : this.ctx.project.workerLog };
     if (own) status.state = own;
     return status;
   }
@@ -235,7 +250,7 @@ export class Engine {
   }
 
   /** The project's API keys (ids, names, scopes; never the keys). */
-  listKeys(): keys.KeyInfo[] {
+  listKeys(): Promise<keys.KeyInfo[]> {
     return keys.listKeys(this.ctx.project);
   }
 
@@ -245,8 +260,8 @@ export class Engine {
   }
 
   /** A checker of API keys that follows changes to the keys file (for a long-running server). */
-  keyChecker(): keys.KeyChecker {
-    return new keys.KeyChecker(this.ctx.project);
+  keyChecker(): Promise<keys.KeyChecker> {
+    return keys.KeyChecker.open(this.ctx.project);
   }
 
   close(): Promise<void> {

@@ -78,7 +78,7 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date, 
       throw error;
     }
   });
-  startWorker(ctx);
+  await startWorker(ctx);
   if (missing) ctx.warn({ code: "FIELD_NOT_FOUND", message: missing });
   return { id: record.id };
 }

@@ -20,7 +20,8 @@ export async function interruptedWorkPending(project: Project): Promise<boolean>
   const add = await project.unfinishedAdd();
   const del = await project.unfinishedDelete();
   const index = await project.unfinishedIndexWork();
-  return [add, del, index].some((journal) => journal !== null && !Project.journalOwnerAlive(journal));
+  for (const journal of [add, del, index]) if (journal !== null && !(await project.journalOwnerAlive(journal))) return true;
+  return false;
 }
 
 /**

@@ -6,11 +6,10 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { statSync } from "node:fs";
-import path from "node:path";
 import * as v from "valibot";
 import { fsError, NotFoundError, ValidationError } from "./errors.js";
 import type { Project } from "./project.js";
-import { damaged, readState, writeState } from "./state-files.js";
+import { damaged, readState, type StateRead } from "./state-files.js";
 
 /** A key as listed: never the key itself. */
 export interface KeyInfo {
@@ -45,8 +44,10 @@ const KEY_SHAPE = /^ssk_(key_[0-9a-z]{12})_([A-Za-z0-9_-]{43})$/;
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 const MAX_NAME = 200;
 
+const KEYS = "keys.json";
+
 function keysFile(project: Project): string {
-  return path.join(project.dir, "keys.json");
+  return project.documentWhere(KEYS);
 }
 
 function digest(secret: string, key: string): Buffer {
@@ -58,18 +59,27 @@ function info(record: KeysFile["keys"][number]): KeyInfo {
   return rest;
 }
 
-/** The keys file as stored; an empty one when there is none. A damaged file is an EnvironmentError. */
-function readKeys(project: Project): KeysFile {
+const KEYS_HINT = "Move it away and create new keys with `semsearch keys create`: every key it held stops working.";
+
+/** The keys as stored; none yet when there are none. A damaged keys document is an EnvironmentError. */
+async function readKeys(project: Project): Promise<KeysFile> {
+  return project.remote ? keysFrom(await project.readDocument(KEYS, KeysFileSchema), keysFile(project)) : readKeysFileNow(project);
+}
+
+/** A local project's keys file, read now (a server checks it at each request). */
+function readKeysFileNow(project: Project): KeysFile {
   const file = keysFile(project);
-  const hint = "Move it away and create new keys with `semsearch keys create`: every key it held stops working.";
   // A FIFO or device would block the read (and a server with it): only a regular file is read.
   const kind = fileKind(file);
-  if (kind !== "file" && kind !== "missing") throw damaged(file, "it is not a regular file", hint);
-  const read = kind === "file" ? readState(file, KeysFileSchema) : null;
+  if (kind !== "file" && kind !== "missing") throw damaged(file, "it is not a regular file", KEYS_HINT);
+  return keysFrom(kind === "file" ? readState(file, KeysFileSchema) : null, file);
+}
+
+function keysFrom(read: StateRead<KeysFile> | null, file: string): KeysFile {
   if (read === null || (!read.ok && read.missing)) return { version: 1, secret: randomBytes(32).toString("base64url"), keys: [] };
   if (read.ok) return read.value;
   // JSON.parse's message quotes the file's text: not in logs, whatever the file holds.
-  throw damaged(file, read.reason.startsWith("not valid JSON") ? "not valid JSON" : read.reason, hint);
+  throw damaged(file, read.reason.startsWith("not valid JSON") ? "not valid JSON" : read.reason, KEYS_HINT);
 }
 
 function fileKind(file: string): "missing" | "file" | "other" {
@@ -81,8 +91,8 @@ function fileKind(file: string): "missing" | "file" | "other" {
   }
 }
 
-function saveKeys(project: Project, keys: KeysFile): void {
-  writeState(keysFile(project), keys, 0o600);
+async function saveKeys(project: Project, keys: KeysFile): Promise<void> {
+  await project.writeDocument(KEYS, keys, 0o600);
 }
 
 export interface CreateKeyOptions {
@@ -97,43 +107,76 @@ export async function createKey(project: Project, options: CreateKeyOptions, now
     throw new ValidationError("INVALID_KEY_NAME", `A key name is 1–${MAX_NAME} characters without control characters, got ${JSON.stringify(name.slice(0, 50))}`);
   }
   return project.locked(async () => {
-    const keys = readKeys(project);
+    const keys = await readKeys(project);
     let id = "key_";
     for (const byte of randomBytes(12)) id += ALPHABET[byte % ALPHABET.length];
     const key = `ssk_${id}_${randomBytes(32).toString("base64url")}`;
     const record = { id, ...(name !== undefined ? { name } : {}), read_only: options.readOnly === true, created_at: now.toISOString(), digest: digest(keys.secret, key).toString("hex") };
-    saveKeys(project, { ...keys, keys: [...keys.keys, record] });
+    await saveKeys(project, { ...keys, keys: [...keys.keys, record] });
     return { ...info(record), key };
   });
 }
 
-export function listKeys(project: Project): KeyInfo[] {
-  return readKeys(project).keys.map(info);
+export async function listKeys(project: Project): Promise<KeyInfo[]> {
+  return (await readKeys(project)).keys.map(info);
 }
 
 /** Revokes a key by id (or by its name when one key has it); resolves to the revoked key. */
 export async function revokeKey(project: Project, idOrName: string, now: Date): Promise<KeyInfo> {
   return project.locked(async () => {
-    const keys = readKeys(project);
+    const keys = await readKeys(project);
     const matches = keys.keys.filter((record) => record.id === idOrName || (record.name === idOrName && !record.revoked_at));
     const byId = matches.find((record) => record.id === idOrName);
     if (!byId && matches.length > 1) throw new ValidationError("AMBIGUOUS_KEY_NAME", `${matches.length} keys are named ${JSON.stringify(idOrName)}: revoke one by its id (semsearch keys list)`);
     const target = byId ?? matches[0];
     if (!target) throw new NotFoundError("KEY_NOT_FOUND", `No key ${JSON.stringify(idOrName.slice(0, 100))}`, { hint: "semsearch keys list shows the keys." });
     const revoked = { ...target, revoked_at: target.revoked_at ?? now.toISOString() };
-    saveKeys(project, { ...keys, keys: keys.keys.map((record) => (record === target ? revoked : record)) });
+    await saveKeys(project, { ...keys, keys: keys.keys.map((record) => (record === target ? revoked : record)) });
     return info(revoked);
   });
 }
 
+/** How often a server of a bucket project reads its keys again (a key created or revoked elsewhere works, or stops, within this). */
+export const REMOTE_KEYS_REFRESH_MS = 1_000;
+
 /**
- * Checks keys for a long-running server: the keys file is read again whenever it changes (so a key
- * created or revoked by the CLI takes effect at the next request), and not otherwise.
+ * Checks keys for a long-running server. A local project's keys file is read again whenever it
+ * changes (so a key created or revoked by the CLI takes effect at the next request), and not
+ * otherwise; a bucket project's keys are read again every REMOTE_KEYS_REFRESH_MS in the background
+ * (a request never waits for the store). Open with `KeyChecker.open`.
  */
 export class KeyChecker {
   private cached: { stamp: string; keys: KeysFile } | null = null;
+  private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly project: Project) {}
+  private constructor(private readonly project: Project) {}
+
+  static async open(project: Project): Promise<KeyChecker> {
+    const checker = new KeyChecker(project);
+    checker.cached = { stamp: project.remote ? "record" : checker.stamp(), keys: await readKeys(project) };
+    if (project.remote) {
+      let reading = false;
+      checker.timer = setInterval(() => {
+        if (reading) return;
+        reading = true;
+        readKeys(project)
+          .then((keys) => {
+            checker.cached = { stamp: "record", keys };
+          })
+          // (a store out of reach for a moment: the keys last read stay in force)
+          .catch(() => {})
+          .finally(() => {
+            reading = false;
+          });
+      }, REMOTE_KEYS_REFRESH_MS);
+      checker.timer.unref();
+    }
+    return checker;
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
 
   /** Whether any key that works exists. */
   hasKeys(): boolean {
@@ -151,16 +194,20 @@ export class KeyChecker {
     return timingSafeEqual(digest(keys.secret, key), expected) ? { keyId: record.id, readOnly: record.read_only } : null;
   }
 
-  private current(): KeysFile {
-    const file = keysFile(this.project);
-    let stamp = "missing";
+  private stamp(): string {
     try {
-      const stat = statSync(file);
-      stamp = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+      const stat = statSync(keysFile(this.project));
+      return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
     } catch {
-      // no keys file: no keys
+      return "missing"; // no keys file: no keys
     }
-    if (this.cached?.stamp !== stamp) this.cached = { stamp, keys: readKeys(this.project) };
-    return this.cached.keys;
+  }
+
+  private current(): KeysFile {
+    const cached = this.cached as { stamp: string; keys: KeysFile };
+    if (this.project.remote) return cached.keys;
+    const stamp = this.stamp();
+    if (cached.stamp !== stamp) this.cached = { stamp, keys: readKeysFileNow(this.project) };
+    return (this.cached as { keys: KeysFile }).keys;
   }
 }

@@ -23,6 +23,7 @@ import { lstatSync, mkdirSync, realpathSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { ErrorPayload } from "./errors.js";
+import { isBucketAddress } from "./location.js";
 
 /** The protocol's version; a client and server that differ do not talk (the client searches itself). */
 export const LOCAL_PROTOCOL = 1;
@@ -50,6 +51,7 @@ export type LocalResponse = { v: number; result: unknown } | { v: number; error:
  * under a symbolic link such as macOS's /tmp, is found once it exists).
  */
 export function realProjectPath(projectDir: string): string {
+  if (isBucketAddress(projectDir)) return projectDir; // a bucket project: its address is its name
   const resolved = path.resolve(projectDir);
   const missing: string[] = [];
   for (let at = resolved; ; at = path.dirname(at)) {

@@ -150,18 +150,25 @@ export function parseProjectLocation(given: string): ProjectLocation {
   return { kind: "remote", scheme: remote, bucket: authority, prefix, uri: `${remote}://${authority}${prefix === "" ? "" : `/${prefix}`}` };
 }
 
+/** Whether a project named as Project takes it (projectAddress) is a bucket's address rather than a local directory. */
+export function isBucketAddress(address: string): boolean {
+  return /^[a-z0-9]+:\/\//.test(address);
+}
+
 /**
- * The local directory a `--project` value names. A bucket is refused (UsageError
- * REMOTE_PROJECT_UNSUPPORTED, exit 2) before anything is read or written: this version keeps projects
- * in local directories only.
+ * What a `--project` value names, as Project takes it: a local directory as given, or a bucket
+ * project's normalised address (`s3://bucket/prefix`). Cloud Storage and Azure are refused
+ * (UsageError REMOTE_PROJECT_UNSUPPORTED, exit 2) before anything is read or written: LanceDB can
+ * store tables there, but semsearch's state store (its leases and records) is written for S3 only.
  */
-export function localProjectDir(given: string): string {
+export function projectAddress(given: string): string {
   const location = parseProjectLocation(given);
-  if (location.kind === "remote") {
-    throw new UsageError("REMOTE_PROJECT_UNSUPPORTED", `The project ${location.uri} is on an object store, which this version of semsearch cannot use yet`, {
+  if (location.kind === "local") return location.dir;
+  if (location.scheme !== "s3") {
+    throw new UsageError("REMOTE_PROJECT_UNSUPPORTED", `The project ${location.uri} is on ${location.scheme === "gs" ? "Google Cloud Storage" : "Azure Blob Storage"}, which semsearch cannot keep a project on yet (S3 only)`, {
       // Versions before this one read the address as a relative path: a user of one has a project there.
-      hint: `Use a local directory (one on a mounted volume works); nothing was written. Versions before this one read this address as a folder: a project they made is at ./${given.replace(/\/{2,}/g, "/").replace(/\/$/, "")} (relative to where they ran), which --project takes as it is.`,
+      hint: `Use an S3 bucket (s3://bucket/prefix; S3-compatible servers through AWS_ENDPOINT_URL) or a local directory; nothing was written. Versions before this one read this address as a folder: a project they made is at ./${given.replace(/\/{2,}/g, "/").replace(/\/$/, "")} (relative to where they ran), which --project takes as it is.`,
     });
   }
-  return location.dir;
+  return location.uri;
 }

@@ -18,8 +18,13 @@ import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { isImageIndex, parseCreateIndexBody } from "./config.js";
 import { highlightsEnabled } from "./indexing/extract.js";
-import { EnvironmentError, fsError } from "./errors.js";
-import { withLock } from "./lock.js";
+import { ConflictError, EnvironmentError, fsError, InternalError, UsageError } from "./errors.js";
+import { FileDocs, RecordDocs, type ProjectDocs } from "./project-docs.js";
+import { FileLocks, LeaseLocks, type ProjectLocks } from "./project-locks.js";
+import { isBucketAddress, parseProjectLocation } from "./location.js";
+import { remoteProjectCacheDir } from "./embedding/models-dir.js";
+import { s3Config } from "./state/s3-config.js";
+import * as v from "valibot";
 import {
   AddJournalSchema,
   CatalogSchema,
@@ -36,11 +41,20 @@ import {
   type WorkerState,
 } from "./project-state.js";
 import { ownerAlive, ownerTag, tagAlive, type Owner } from "./owner.js";
-import { damaged, readState, removeState, writeState } from "./state-files.js";
+import { damaged } from "./state-files.js";
 import type { IndexRecord } from "./types.js";
 
 export { emptyProgress } from "./project-state.js";
 export type { AddJournal, DeleteJournal, IndexJournal, IndexProgress, WorkerState } from "./project-state.js";
+
+/** The project's state documents (files in a local project, records in a bucket's): see project-docs.ts. */
+const CATALOG = "catalog.json";
+const SEQ = "seq";
+const ADD_JOURNAL = "add.journal";
+const DELETE_JOURNAL = "delete.journal";
+const INDEX_JOURNAL = "index.journal";
+const WORKER_STATE = "worker.json";
+const progressDoc = (indexId: string) => `progress/${indexId}.json`;
 
 /** Default project directory, relative to the working directory. */
 export const DEFAULT_PROJECT_DIR = ".semsearch";
@@ -67,32 +81,79 @@ export function findProjectDir(start: string): string | null {
 }
 
 export class Project {
+  /** Where the project's LanceDB database is: a directory, or an `s3://…/data` address. */
   readonly dataDir: string;
-  readonly writeLock: string;
-  readonly workerLock: string;
+  /** The background worker's log (on this machine, for a bucket project too). */
   readonly workerLog: string;
-  private readonly catalogFile: string;
-  private readonly progressDir: string;
-  private readonly seqFile: string;
-  private readonly addJournal: string;
-  private readonly deleteJournal: string;
-  private readonly indexJournal: string;
-  private readonly workerStateFile: string;
+  /** Whether the project is in a bucket (`s3://…`) rather than a local directory. */
+  readonly remote: boolean;
+  /**
+   * This machine's directory of the project: the project itself when local; for a bucket project a
+   * folder of this machine's cache (models-dir.ts) for its worker log, fetched images and spooled input.
+   */
+  readonly localDir: string;
   private readonly tmpDir: string;
+  private backendPromise: Promise<{ docs: ProjectDocs; locks: ProjectLocks }> | undefined;
+  /** The write lock while `locked` holds it (of this process's one writer at a time). */
+  private writing: { stillHeld: () => Promise<boolean> } | undefined;
 
+  /** `dir`: an absolute local directory, or a bucket project's address (`s3://bucket/prefix`, as parseProjectLocation normalises it). */
   constructor(readonly dir: string) {
-    this.dataDir = path.join(dir, "data");
-    this.writeLock = path.join(dir, "write.lock");
-    this.workerLock = path.join(dir, "worker.lock");
-    this.workerLog = path.join(dir, "worker.log");
-    this.catalogFile = path.join(dir, "catalog.json");
-    this.progressDir = path.join(dir, "progress");
-    this.seqFile = path.join(dir, "seq");
-    this.addJournal = path.join(dir, "add.journal");
-    this.deleteJournal = path.join(dir, "delete.journal");
-    this.indexJournal = path.join(dir, "index.journal");
-    this.workerStateFile = path.join(dir, "worker.json");
-    this.tmpDir = path.join(dir, "tmp");
+    this.remote = isBucketAddress(dir);
+    this.dataDir = this.remote ? `${dir}/data` : path.join(dir, "data");
+    this.localDir = this.remote ? remoteProjectCacheDir(dir) : dir;
+    this.workerLog = path.join(this.localDir, "worker.log");
+    this.tmpDir = path.join(this.localDir, "tmp");
+  }
+
+  /** The documents and locks: files for a local project; for a bucket, records and leases in its state store, checked once. */
+  private backend(): Promise<{ docs: ProjectDocs; locks: ProjectLocks }> {
+    if (this.backendPromise) return this.backendPromise;
+    const opening = (async (): Promise<{ docs: ProjectDocs; locks: ProjectLocks }> => {
+      if (!this.remote) return { docs: new FileDocs(this.dir), locks: new FileLocks(this.dir) };
+      const location = parseProjectLocation(this.dir);
+      if (location.kind !== "remote" || location.scheme !== "s3") {
+        throw new UsageError("REMOTE_PROJECT_UNSUPPORTED", `The project ${this.dir} is on an object store semsearch cannot keep its state on yet (s3:// only)`, {
+          hint: "Use an S3 bucket (AWS, or an S3-compatible server through AWS_ENDPOINT_URL), or a local directory.",
+        });
+      }
+      const { S3StateStore } = await import("./state/s3-store.js");
+      const store = await S3StateStore.open(location.bucket, location.prefix === "" ? "state" : `${location.prefix}/state`, s3Config(process.env));
+      return { docs: new RecordDocs(store, `${this.dir}/state`), locks: new LeaseLocks(store, () => store.checkConditionalWrites()) };
+    })();
+    this.backendPromise = opening;
+    opening.catch(() => {
+      this.backendPromise = undefined; // (a store out of reach now may answer the next call)
+    });
+    return opening;
+  }
+
+  private async docs(): Promise<ProjectDocs> {
+    return (await this.backend()).docs;
+  }
+
+  /** The write and worker locks (file locks, or leases of a bucket project). */
+  async locks(): Promise<ProjectLocks> {
+    return (await this.backend()).locks;
+  }
+
+  /** A state document of the project's other modules (keys.json): see project-docs.ts. */
+  async readDocument<T>(name: string, schema: v.GenericSchema<unknown, T>) {
+    return (await this.docs()).read(name, schema);
+  }
+
+  async writeDocument(name: string, value: unknown, mode?: number): Promise<void> {
+    await (await this.docs()).write(name, value, mode);
+  }
+
+  /** Where a state document is, for messages. */
+  documentWhere(name: string): string {
+    return this.where(name);
+  }
+
+  /** Where a state document is, for messages. */
+  private where(name: string): string {
+    return this.remote ? `${this.dir}/state/${name}` : path.join(this.dir, ...name.split("/"));
   }
 
   private notADirectory(dir = this.dir): EnvironmentError {
@@ -129,11 +190,11 @@ export class Project {
 
   /** Records (write lock held) that an add is writing, and the object table's version before it. */
   async beginAdd(owner: Owner, objectsVersion: number): Promise<void> {
-    writeState(this.addJournal, { ...owner, objectsVersion } satisfies AddJournal);
+    await (await this.docs()).write(ADD_JOURNAL, { ...owner, objectsVersion } satisfies AddJournal);
   }
 
   async endAdd(): Promise<void> {
-    removeState(this.addJournal);
+    await (await this.docs()).remove(ADD_JOURNAL);
   }
 
   /**
@@ -141,7 +202,7 @@ export class Project {
    * that an add was under way: `objectsVersion` is then null (see damagedAddJournal).
    */
   async unfinishedAdd(): Promise<(Omit<AddJournal, "objectsVersion"> & { objectsVersion: number | null }) | null> {
-    const read = readState(this.addJournal, AddJournalSchema);
+    const read = await (await this.docs()).read(ADD_JOURNAL, AddJournalSchema);
     if (read.ok) return read.value;
     return read.missing ? null : { pid: 0, objectsVersion: null };
   }
@@ -152,26 +213,22 @@ export class Project {
    */
   /** When the add journal was written (ms since the epoch), or null without one. */
   async addJournalTime(): Promise<number | null> {
-    try {
-      return statSync(this.addJournal).mtimeMs;
-    } catch {
-      return null;
-    }
+    return (await this.docs()).writtenAt(ADD_JOURNAL);
   }
 
   async damagedAddJournal(reason = "an objects add was interrupted and its journal cannot be read, so semsearch cannot tell which version of the object store to restore"): Promise<EnvironmentError> {
     const time = await this.addJournalTime();
     const began = time === null ? "" : ` It began at ${new Date(time).toISOString()}.`;
-    return damaged(this.addJournal, reason, `Remove ${this.addJournal} to keep the objects as they are now (the interrupted add may have written some of its objects), then add that input again.${began}`);
+    return damaged(this.where(ADD_JOURNAL), reason, `Remove ${this.where(ADD_JOURNAL)} to keep the objects as they are now (the interrupted add may have written some of its objects), then add that input again.${began}`);
   }
 
   /** Records (write lock held) that objects are being deleted; an interrupted delete is completed from it. */
   async beginDelete(owner: Owner, ids: string[]): Promise<void> {
-    writeState(this.deleteJournal, { ...owner, ids } satisfies DeleteJournal);
+    await (await this.docs()).write(DELETE_JOURNAL, { ...owner, ids } satisfies DeleteJournal);
   }
 
   async endDelete(): Promise<void> {
-    removeState(this.deleteJournal);
+    await (await this.docs()).remove(DELETE_JOURNAL);
   }
 
   /**
@@ -179,37 +236,42 @@ export class Project {
    * delete was under way: `ids` is then null, and the caller reconciles every index with the store.
    */
   async unfinishedDelete(): Promise<(Omit<DeleteJournal, "ids"> & { ids: string[] | null }) | null> {
-    const read = readState(this.deleteJournal, DeleteJournalSchema);
+    const read = await (await this.docs()).read(DELETE_JOURNAL, DeleteJournalSchema);
     if (read.ok) return read.value;
     return read.missing ? null : { pid: 0, ids: null };
   }
 
   /** Records (write lock held) that an index is being created or deleted, naming the tables it creates or drops. */
   async beginIndexWork(journal: IndexJournal): Promise<void> {
-    writeState(this.indexJournal, journal);
+    await (await this.docs()).write(INDEX_JOURNAL, journal);
   }
 
   async endIndexWork(): Promise<void> {
-    removeState(this.indexJournal);
+    await (await this.docs()).remove(INDEX_JOURNAL);
   }
 
   /** The journal of an index create or delete that has not finished; `{ damaged }` when it cannot be read. */
   async unfinishedIndexWork(): Promise<IndexJournal | { pid: 0; damaged: string } | null> {
-    const read = readState(this.indexJournal, IndexJournalSchema);
+    const read = await (await this.docs()).read(INDEX_JOURNAL, IndexJournalSchema);
     if (read.ok) return read.value;
     return read.missing ? null : { pid: 0, damaged: read.reason };
   }
 
   damagedIndexJournal(reason: string): EnvironmentError {
     return damaged(
-      this.indexJournal,
+      this.where(INDEX_JOURNAL),
       `an index create or delete was interrupted and its journal cannot be read (${reason}), so semsearch cannot tell which tables it may drop`,
-      `Remove ${this.indexJournal}, then check \`semsearch index list\`: delete an index that is still listed if it was being deleted. Tables in ${this.dataDir} named index_, segments_ or images_ with the id of an index that is not listed are left unused; remove them by hand if you wish.`,
+      `Remove ${this.where(INDEX_JOURNAL)}, then check \`semsearch index list\`: delete an index that is still listed if it was being deleted. Tables in ${this.dataDir} named index_, segments_ or images_ with the id of an index that is not listed are left unused; remove them by hand if you wish.`,
     );
   }
 
-  /** Whether the owner of a journal is still at work (a damaged journal's owner is unknown: not at work). */
-  static journalOwnerAlive(journal: { pid: number; start?: string }): boolean {
+  /**
+   * Whether the owner of a journal is still at work (a damaged journal's owner is unknown: not at
+   * work). A journal is written under the write lock, so in a bucket project (whose writer may be on
+   * another machine) its owner is at work while a live holder has the write lease.
+   */
+  async journalOwnerAlive(journal: { pid: number; start?: string }): Promise<boolean> {
+    if (this.remote) return (await this.locks()).writerLive();
     return journal.pid > 0 && ownerAlive(journal);
   }
 
@@ -219,9 +281,10 @@ export class Project {
    * project is damaged, not new, and writing a fresh catalog into it would hide every index.
    */
   async exists(): Promise<boolean> {
+    if (this.remote) return this.remoteExists();
     try {
       if (!statSync(this.dir).isDirectory()) throw this.notADirectory();
-      statSync(this.catalogFile);
+      statSync(this.where(CATALOG));
       return true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
@@ -233,10 +296,21 @@ export class Project {
     return false;
   }
 
+  /** A bucket project exists once its catalog does; without one, any other state document means it was lost. */
+  private async remoteExists(): Promise<boolean> {
+    const docs = await this.docs();
+    const catalog = await docs.read(CATALOG, v.unknown());
+    if (catalog.ok || !catalog.missing) return true; // (a damaged one is reported by indexes())
+    const held: string[] = [];
+    for (const name of [SEQ, ADD_JOURNAL, DELETE_JOURNAL, INDEX_JOURNAL]) if ((await docs.writtenAt(name)) !== null) held.push(name);
+    if (held.length > 0) throw this.missingCatalog(held);
+    return false;
+  }
+
   /** What the project holds besides its catalog (paths relative to it): the database's tables, progress, seq, journals. */
   private heldData(): string[] {
     const held: string[] = [];
-    for (const dir of [this.dataDir, this.progressDir]) {
+    for (const dir of [this.dataDir, this.where("progress")]) {
       try {
         held.push(...readdirSync(dir).map((name) => path.relative(this.dir, path.join(dir, name))));
       } catch (error) {
@@ -245,7 +319,7 @@ export class Project {
         if (code !== "ENOENT") throw fsError(error, "read", dir);
       }
     }
-    for (const file of [this.seqFile, this.addJournal, this.deleteJournal, this.indexJournal]) {
+    for (const file of [SEQ, ADD_JOURNAL, DELETE_JOURNAL, INDEX_JOURNAL].map((name) => this.where(name))) {
       try {
         statSync(file);
         held.push(path.basename(file));
@@ -258,7 +332,7 @@ export class Project {
 
   private missingCatalog(held: string[]): EnvironmentError {
     const shown = held.length > 4 ? [...held.slice(0, 4), `${held.length - 4} more`] : held;
-    return new EnvironmentError("CORRUPT_PROJECT", `The project file ${this.catalogFile} is missing, but the project holds data (${shown.join(", ")}): the project is damaged`, {
+    return new EnvironmentError("CORRUPT_PROJECT", `The project file ${this.where(CATALOG)} is missing, but the project holds data (${shown.join(", ")}): the project is damaged`, {
       hint: `catalog.json lists the indexes and their configurations, and nothing else holds them: restore it from a backup. Without one, write {"version":1,"indexes":[]} into it to use the objects again, then create the indexes again (the old indexes' tables stay unused in ${this.dataDir} until you remove them).`,
     });
   }
@@ -304,26 +378,61 @@ export class Project {
   async init(): Promise<void> {
     const existed = await this.exists();
     if (existed) await this.indexes();
-    this.mkdir(this.progressDir);
-    this.mkdir(this.dataDir);
-    if (!existed) writeState(this.catalogFile, { version: 1, indexes: [] });
+    if (!this.remote) {
+      this.mkdir(this.where("progress"));
+      this.mkdir(this.dataDir);
+    }
+    if (!existed) {
+      await (await this.locks()).checkStore();
+      await (await this.docs()).write(CATALOG, { version: 1, indexes: [] });
+    }
   }
 
-  /** Runs `fn` holding the project's write lock, waiting for it up to `timeoutMs` (default 2 minutes). */
-  async locked<T>(fn: () => Promise<T>, timeoutMs?: number): Promise<T> {
+  /**
+   * Runs `fn` holding the project's write lock, waiting for it up to `timeoutMs` (default 2 minutes).
+   * `fence` runs first when the lock was taken over from a holder that did not release it (a bucket
+   * project's lease that expired): it must keep that holder's late commits out (LanceStore.fence).
+   * In a bucket project, a lease lost while `fn` ran (this process paused past its expiry, or the
+   * store out of reach) makes the outcome unknown: ConflictError LEASE_LOST, to be retried.
+   */
+  async locked<T>(fn: () => Promise<T>, timeoutMs?: number, fence?: () => Promise<void>): Promise<T> {
     await this.init();
-    return withLock(this.writeLock, fn, timeoutMs);
+    const lock = await (await this.locks()).acquireWrite(timeoutMs);
+    this.writing = lock;
+    try {
+      if (lock.fenceNeeded) await fence?.();
+      const result = await fn();
+      await this.checkWriteLease(); // (step 4: only then is the write acknowledged)
+      return result;
+    } finally {
+      this.writing = undefined;
+      await lock.release();
+    }
+  }
+
+  /**
+   * Before each commit to a bucket project's tables (LanceStore.guardWrites): this process must hold
+   * the write lease. ConflictError LEASE_LOST when it no longer does (it paused past the lease's
+   * expiry, or could not renew it), InternalError WRITE_UNLOCKED for a commit outside `locked`.
+   */
+  async checkWriteLease(): Promise<void> {
+    if (this.writing === undefined) throw new InternalError("WRITE_UNLOCKED", `A write to ${this.dir} was attempted without the project's write lease`);
+    if (!(await this.writing.stillHeld())) {
+      throw new ConflictError("LEASE_LOST", `This process lost the write lease of ${this.dir} while it wrote: another process took the project over`, {
+        hint: "The write may or may not have been applied; run the same command again (adds and deletes can be repeated safely).",
+      });
+    }
   }
 
   /** What the worker is doing (written by the worker; null when it never wrote, has cleared it, or the file is damaged). */
   async workerState(): Promise<WorkerState | null> {
-    const read = readState(this.workerStateFile, WorkerStateSchema);
+    const read = await (await this.docs()).read(WORKER_STATE, WorkerStateSchema);
     return read.ok ? read.value : null;
   }
 
   async saveWorkerState(state: WorkerState | null): Promise<void> {
-    if (state === null) removeState(this.workerStateFile);
-    else writeState(this.workerStateFile, state);
+    if (state === null) await (await this.docs()).remove(WORKER_STATE);
+    else await (await this.docs()).write(WORKER_STATE, state);
   }
 
   /**
@@ -331,29 +440,29 @@ export class Project {
    * cannot be derived from anything else). A project that does not exist yet has no indexes.
    */
   async indexes(): Promise<IndexRecord[]> {
-    let read = readState(this.catalogFile, CatalogSchema);
+    let read = await (await this.docs()).read(CATALOG, CatalogSchema);
     if (!read.ok && read.missing) {
       if (!(await this.exists())) return [];
-      read = readState(this.catalogFile, CatalogSchema); // created meanwhile (exists() would have refused a lost one): read once more
+      read = await (await this.docs()).read(CATALOG, CatalogSchema); // created meanwhile (exists() would have refused a lost one): read once more
     }
     if (!read.ok) {
-      throw damaged(this.catalogFile, read.reason, "It lists the indexes and their configurations. Restore it from a backup, or move the project aside and create the indexes again.");
+      throw damaged(this.where(CATALOG), read.reason, "It lists the indexes and their configurations. Restore it from a backup, or move the project aside and create the indexes again.");
     }
     const ids = new Set<string>();
     return read.value.indexes.map((entry, i) => {
-      if (ids.has(entry.id)) throw damaged(this.catalogFile, `index ${entry.id} is listed twice`, "Remove one of the two entries.");
+      if (ids.has(entry.id)) throw damaged(this.where(CATALOG), `index ${entry.id} is listed twice`, "Remove one of the two entries.");
       ids.add(entry.id);
       try {
         return { ...entry, configuration: parseCreateIndexBody({ configuration: entry.configuration }).configuration };
       } catch (error) {
-        throw damaged(this.catalogFile, `indexes.${i}.configuration: ${(error as Error).message}`, "Restore it from a backup, or delete and create that index again.");
+        throw damaged(this.where(CATALOG), `indexes.${i}.configuration: ${(error as Error).message}`, "Restore it from a backup, or delete and create that index again.");
       }
     });
   }
 
   /** Call with the write lock held. */
   async saveIndexes(indexes: IndexRecord[]): Promise<void> {
-    writeState(this.catalogFile, { version: 1, indexes });
+    await (await this.docs()).write(CATALOG, { version: 1, indexes });
   }
 
   /**
@@ -362,23 +471,23 @@ export class Project {
    * (rows are upserted by object id, so nothing is indexed twice).
    */
   async progress(indexId: string): Promise<IndexProgress> {
-    const read = readState(path.join(this.progressDir, `${indexId}.json`), ProgressSchema);
+    const read = await (await this.docs()).read(progressDoc(indexId), ProgressSchema);
     if (!read.ok) return emptyProgress();
     return { ...read.value, errors: Object.assign(Object.create(null) as IndexProgress["errors"], read.value.errors) };
   }
 
   async saveProgress(indexId: string, progress: IndexProgress): Promise<void> {
-    this.mkdir(this.progressDir);
-    writeState(path.join(this.progressDir, `${indexId}.json`), progress);
+    if (!this.remote) this.mkdir(this.where("progress"));
+    await (await this.docs()).write(progressDoc(indexId), progress);
   }
 
   async removeProgress(indexId: string): Promise<void> {
-    removeState(path.join(this.progressDir, `${indexId}.json`));
+    await (await this.docs()).remove(progressDoc(indexId));
   }
 
   /** The last sequence number handed out, as recorded (0 when the file is missing or damaged; see ensureSeqAtLeast). */
   async lastSeq(): Promise<number> {
-    const read = readState(this.seqFile, Seq);
+    const read = await (await this.docs()).read(SEQ, Seq);
     return read.ok ? read.value : 0;
   }
 
@@ -388,12 +497,12 @@ export class Project {
    * again.
    */
   async ensureSeqAtLeast(floor: number): Promise<void> {
-    if (!(await this.seqKnown()) || (await this.lastSeq()) < floor) writeState(this.seqFile, Math.max(floor, await this.lastSeq()));
+    if (!(await this.seqKnown()) || (await this.lastSeq()) < floor) await (await this.docs()).write(SEQ, Math.max(floor, await this.lastSeq()));
   }
 
   /** Whether the sequence counter file is there and readable (when not, stored state must restore it: ensureSeqAtLeast). */
   async seqKnown(): Promise<boolean> {
-    return readState(this.seqFile, Seq).ok;
+    return (await (await this.docs()).read(SEQ, Seq)).ok;
   }
 
   /** The highest sequence number any index's progress refers to. */
@@ -412,7 +521,7 @@ export class Project {
    */
   async reserveSeq(count: number): Promise<number> {
     const first = (await this.lastSeq()) + 1;
-    writeState(this.seqFile, first + count - 1);
+    await (await this.docs()).write(SEQ, first + count - 1);
     return first;
   }
 }

@@ -27,6 +27,11 @@ export function readState<T>(file: string, schema: v.GenericSchema<unknown, T>):
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return { ok: false, missing: true, reason: "missing" };
     throw fsError(error, "read", file);
   }
+  return parseState(text, schema);
+}
+
+/** Reads and checks a state record's text (a file's, or a record's in a bucket): as readState, without the reading. */
+export function parseState<T>(text: string, schema: v.GenericSchema<unknown, T>): StateRead<T> {
   let value: unknown;
   try {
     value = JSON.parse(text);

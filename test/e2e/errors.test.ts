@@ -86,18 +86,21 @@ describe("exit codes and error documents", () => {
   });
 
   // `--project s3://bucket/x` was read as a relative path: every command made a local folder `s3:`.
-  it("a bucket as the project is refused (exit 2) before anything is written, for commands, the reader and serve", async () => {
+  it("a bucket semsearch cannot use, or cannot reach, is refused before anything is written, for commands, the reader and serve; near misses are usage errors", async () => {
     const cwd = mkdtempSync(path.join(path.dirname(project), "cwd-"));
-    const cases: [string[], Record<string, string>, string][] = [
-      [["--project", "s3://bucket/x", "--json", "objects", "add", "-"], {}, "REMOTE_PROJECT_UNSUPPORTED"],
-      [["--json", "search", "idx_a", "q"], { SEMSEARCH_PROJECT: "gs://bucket/x" }, "REMOTE_PROJECT_UNSUPPORTED"],
-      [["--project", "s3://bucket/x", "--json", "serve", "--no-auth", "--port", "0"], {}, "REMOTE_PROJECT_UNSUPPORTED"],
-      [["--project", "s3:/bucket/x", "--json", "objects", "add", "-"], {}, "INVALID_PROJECT"],
-      [["--project", "S3://bucket/x", "--json", "index", "list"], {}, "INVALID_PROJECT"],
+    // (no credentials anywhere: not the tests' S3 server's, not a cloud machine's)
+    const noCredentials = { AWS_ACCESS_KEY_ID: undefined, AWS_SECRET_ACCESS_KEY: undefined, AWS_SESSION_TOKEN: undefined, AWS_PROFILE: undefined, AWS_EC2_METADATA_DISABLED: "true", HOME: cwd };
+    const cases: [string[], Record<string, string | undefined>, string, number][] = [
+      [["--project", "gs://bucket/x", "--json", "objects", "add", "-"], {}, "REMOTE_PROJECT_UNSUPPORTED", 2],
+      [["--json", "search", "idx_a", "q"], { SEMSEARCH_PROJECT: "az://bucket/x" }, "REMOTE_PROJECT_UNSUPPORTED", 2],
+      [["--project", "gs://bucket/x", "--json", "serve", "--no-auth", "--port", "0"], {}, "REMOTE_PROJECT_UNSUPPORTED", 2],
+      [["--project", "s3://bucket/x", "--json", "objects", "add", "-"], noCredentials, "S3_NO_CREDENTIALS", 6],
+      [["--project", "s3:/bucket/x", "--json", "objects", "add", "-"], {}, "INVALID_PROJECT", 2],
+      [["--project", "S3://bucket/x", "--json", "index", "list"], {}, "INVALID_PROJECT", 2],
     ];
-    for (const [args, env, code] of cases) {
+    for (const [args, env, code, exitCode] of cases) {
       const result = await runCli(args, { cwd, env, input: '{"id":"x"}' });
-      expect(result.exitCode, `${args.join(" ")}: ${result.stderr}`).toBe(2);
+      expect(result.exitCode, `${args.join(" ")}: ${result.stderr}`).toBe(exitCode);
       expect(JSON.parse(result.stderr).errors[0].code).toBe(code);
       expect(readdirSync(cwd), args.join(" ")).toEqual([]);
     }

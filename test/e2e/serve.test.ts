@@ -3,6 +3,7 @@
  * answers compared with the CLI's `--json` for the same project, and every answer checked against
  * the server's own OpenAPI document.
  */
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -329,6 +330,24 @@ describe("serving", () => {
       expect(open.stderr()).not.toMatch(/"method"/);
     } finally {
       expect(await open.stop()).toBe(0);
+    }
+  });
+
+  it("--no-worker (a replica): an add is stored and left to `semsearch worker`, never indexed by a worker it starts", async () => {
+    const own = tempProject();
+    await cliJson(own, ["objects", "add", "-"], { input: '{"id":"a","title":"first"}' });
+    const { id } = await cliJson(own, ["index", "create", "--searchable", "title", "--wait"]);
+    await waitUntil(() => !existsSync(path.join(own, "worker.lock")), "the worker's exit");
+    const replica = await serve(own, ["--no-auth", "--no-worker"]);
+    try {
+      const put = await call(`${replica.url}/v1/objects/b`, null, { method: "PUT", body: JSON.stringify({ title: "second" }), headers: { "content-type": "application/json" } });
+      expect(put.status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(existsSync(path.join(own, "worker.lock"))).toBe(false);
+      expect((await call(`${replica.url}/v1/indexes/${id}`, null)).json.status).toMatchObject({ UPLOADED: 1, READY: 1 });
+      expect(existsSync(path.join(own, "worker.lock"))).toBe(false);
+    } finally {
+      expect(await replica.stop()).toBe(0);
     }
   });
 

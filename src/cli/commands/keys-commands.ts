@@ -20,7 +20,7 @@ export async function keysCreate(options: KeysCreateOptions): Promise<void> {
 
 export async function keysList(options: GlobalOptions): Promise<void> {
   await withEngine(options, async (engine) => {
-    const keys: KeyInfo[] = engine.listKeys();
+    const keys: KeyInfo[] = await engine.listKeys();
     printResult(options, { keys }, () => renderKeyTable(keys));
   });
 }

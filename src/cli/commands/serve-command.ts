@@ -20,6 +20,8 @@ export interface ServeCommandOptions extends GlobalOptions {
   corsOrigin?: string[];
   /** false with --no-local-socket */
   localSocket?: boolean;
+  /** false with --no-worker */
+  worker?: boolean;
 }
 
 /** One structured log line on stderr. */
@@ -37,8 +39,8 @@ export async function serveCommand(options: ServeCommandOptions): Promise<void> 
     throw new UsageError("AUTH_REQUIRED", `--no-auth serves without keys, so only on a loopback address (127.0.0.1, ::1, localhost), not on ${host}`, { hint: "Create a key with `semsearch keys create` and leave out --no-auth." });
   }
   // The project's real path: the socket is named after it, so a symbolic link retargeted later does not switch the server's data.
-  const engine = new Engine({ projectDir: realProjectPath(projectDir(options)), onWarning: (warning: Warning) => log({ level: "warning", ...warning }) });
-  const checker = engine.keyChecker();
+  const engine = new Engine({ projectDir: realProjectPath(projectDir(options)), ...(options.worker === false ? { noWorker: true } : {}), onWarning: (warning: Warning) => log({ level: "warning", ...warning }) });
+  const checker = await engine.keyChecker();
   if (auth && !checker.hasKeys()) {
     throw new UsageError("NO_KEYS", "The project has no API keys, and serve needs one to check requests against", {
       hint: "Create one with `semsearch keys create` (add --read-only for search only), or, on a loopback address, serve without keys with --no-auth.",

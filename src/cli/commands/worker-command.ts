@@ -6,10 +6,10 @@ import { printResult } from "../output.js";
 function describe(status: WorkerStatus): string {
   if (!status.running) return "No worker running.\n";
   const state = status.state;
-  if (!state) return `Worker running (pid ${status.pid}).\n`;
+  if (!state) return `Worker running (pid ${status.pid}${status.host ? ` on ${status.host}` : ""}).\n`;
   const what = state.phase === "indexing" ? `indexing ${state.index}: ${state.pending.toLocaleString("en-US")} objects pending` : state.phase === "optimizing" ? `optimizing ${state.index ?? "the object table"}` : "idle";
   const log = state.foreground ? "on its standard error (a foreground worker)" : status.log;
-  return `Worker running (pid ${status.pid}): ${what}; ${state.indexed.toLocaleString("en-US")} objects indexed since ${state.started_at} (${state.rate}/s).\nLog: ${log}\n`;
+  return `Worker running (pid ${status.pid}${status.host ? ` on ${status.host}` : ""}): ${what}; ${state.indexed.toLocaleString("en-US")} objects indexed since ${state.started_at} (${state.rate}/s).\nLog: ${log}\n`;
 }
 
 export async function workerStatus(options: GlobalOptions): Promise<void> {

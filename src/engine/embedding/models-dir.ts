@@ -1,4 +1,5 @@
 /** Where models are kept (downloads, and the bundled model compiled for onnxruntime). No dependencies: embedding threads load it. */
+import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import path from "node:path";
 
@@ -13,4 +14,13 @@ export function modelsDir(): string {
   // models under whatever directory a command runs in)
   const cache = process.env.XDG_CACHE_HOME;
   return path.join(cache && path.isAbsolute(cache) ? cache : path.join(home, ".cache"), "semsearch", "models");
+}
+
+/**
+ * This machine's folder for a bucket project (`s3://…`): what a local project keeps in its own
+ * directory and a bucket should not hold (the background worker's log, fetched images, spooled
+ * input), beside the models cache.
+ */
+export function remoteProjectCacheDir(uri: string): string {
+  return path.join(path.dirname(modelsDir()), "projects", createHash("sha256").update(uri).digest("hex").slice(0, 24));
 }

@@ -18,10 +18,10 @@ export async function objectThumbnail(ctx: EngineContext, objectId: string, iden
   const store = await ctx.store();
   const row = (await store.getObjects([objectId])).get(objectId);
   if (!row) throw new NotFoundError("OBJECT_NOT_FOUND", `Object "${objectId}" not found`);
-  const ref = resolveImageReference(identifier, imageBase(row.base, ctx.project.dir));
+  const ref = resolveImageReference(identifier, imageBase(row.base, ctx.project.localDir));
   if ("error" in ref) return null;
   // A person is waiting: no retries, and a few seconds at most.
-  const fetcher = new ImageFetcher({ ...defaultFetchOptions(path.join(ctx.project.dir, "cache", "images")), retries: 0, connectTimeoutMs: THUMBNAIL_TIMEOUT_MS, timeoutMs: THUMBNAIL_TIMEOUT_MS });
+  const fetcher = new ImageFetcher({ ...defaultFetchOptions(path.join(ctx.project.localDir, "cache", "images")), retries: 0, connectTimeoutMs: THUMBNAIL_TIMEOUT_MS, timeoutMs: THUMBNAIL_TIMEOUT_MS });
   try {
     const fetched = await fetcher.fetch(ref);
     return fetched.ok ? await thumbnailPng(fetched.bytes, size) : null;

@@ -1,17 +1,19 @@
 /** Starting the background worker process. */
 import { spawn } from "node:child_process";
-import { closeSync, constants, openSync, unlinkSync } from "node:fs";
+import { closeSync, constants, mkdirSync, openSync, unlinkSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { EngineContext } from "../context.js";
 import type { Project } from "../project.js";
 import { fsError } from "../errors.js";
-import { lockHolder } from "../lock.js";
 
 const WORKER_MAIN = fileURLToPath(new URL("./worker-main.js", import.meta.url));
 
-/** The pid of the live worker, or null (a lock left by a dead worker, or by a pid now reused, is no worker). */
-export function workerPid(project: Project): number | null {
-  return lockHolder(project.workerLock)?.pid ?? null;
+/**
+ * The pid of the live worker, or null (a lock left by a dead worker, or by a pid now reused, is no
+ * worker). In a bucket project the worker may run on another machine: its pid is that machine's.
+ */
+export async function workerPid(project: Project): Promise<number | null> {
+  return (await (await project.locks()).worker())?.pid ?? null;
 }
 
 /**
@@ -34,8 +36,9 @@ function openLog(file: string): number {
 }
 
 /** Starts a detached worker unless one is alive; it outlives the command that started it. */
-export function ensureWorker(project: Project): void {
-  if (workerPid(project) !== null) return;
+export async function ensureWorker(project: Project): Promise<void> {
+  if ((await workerPid(project)) !== null) return;
+  if (project.remote) mkdirSync(project.localDir, { recursive: true });
   const log = openLog(project.workerLog);
   try {
     const child = spawn(process.execPath, [WORKER_MAIN, project.dir], {
@@ -70,7 +73,7 @@ export async function hasPendingWork(ctx: EngineContext, skip: ReadonlySet<strin
  * command); true when it started one.
  */
 export async function resumeWorker(ctx: EngineContext): Promise<boolean> {
-  if (!(await ctx.project.exists()) || workerPid(ctx.project) !== null || !(await hasPendingWork(ctx))) return false;
+  if (ctx.noWorker || !(await ctx.project.exists()) || (await workerPid(ctx.project)) !== null || !(await hasPendingWork(ctx))) return false;
   return startWorker(ctx);
 }
 
@@ -78,9 +81,10 @@ export async function resumeWorker(ctx: EngineContext): Promise<boolean> {
  * Starts the worker for work that is committed already: a failure (a read-only project, say) does
  * not undo that work or fail the command, so it becomes a warning. True when a worker was started.
  */
-export function startWorker(ctx: EngineContext): boolean {
+export async function startWorker(ctx: EngineContext): Promise<boolean> {
+  if (ctx.noWorker) return false;
   try {
-    ensureWorker(ctx.project);
+    await ensureWorker(ctx.project);
     return true;
   } catch (error) {
     const message = `The background indexer could not be started: ${error instanceof Error ? error.message : String(error)}. Indexing waits until a command can start it.`;

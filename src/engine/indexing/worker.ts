@@ -18,7 +18,6 @@ import { MODEL_UNAVAILABLE } from "../embedding/model-cache.js";
 import { ConflictError, EnvironmentError, SemsearchError, ValidationError } from "../errors.js";
 import type { EngineContext } from "../context.js";
 import { failpoint } from "../failpoint.js";
-import { describeHolder, lockHolder, tryLock, type Release } from "../lock.js";
 import { hasPendingWork } from "./spawn.js";
 import { imageTableName, indexTableName, indexTables, partTables, segmentTableName, type IndexProgress, type WorkerState } from "../project.js";
 import { storageType } from "../field-types.js";
@@ -120,7 +119,7 @@ class Worker {
     const key = JSON.stringify(model);
     let pool = this.pools.get(key);
     if (!pool) {
-      pool = createEmbeddingPool(model, undefined, { imageCache: path.join(this.ctx.project.dir, "cache", "images") });
+      pool = createEmbeddingPool(model, undefined, { imageCache: path.join(this.ctx.project.localDir, "cache", "images") });
       this.pools.set(key, pool);
     }
     return pool;
@@ -145,7 +144,7 @@ class Worker {
       } catch (error) {
         // (a LOCKED from inside fn is its own failure: fn is never run twice)
         if (entered || !(error instanceof ConflictError && error.code === "LOCKED") || Date.now() >= deadline) throw error;
-        if (this.stopping) throw new WorkerStopped(`held by ${describeHolder(lockHolder(this.ctx.project.writeLock))}`);
+        if (this.stopping) throw new WorkerStopped(`held by ${await (await this.ctx.project.locks()).describeWriter()}`);
       }
     }
   }
@@ -354,7 +353,7 @@ class Worker {
     if (!pool.embedImages) {
       throw new EnvironmentError("MODEL_UNSUPPORTED", `The model ${index.model} of ${index.id} does not embed images`, { hint: "Image indexes need a CLIP model: create the index again with --model Xenova/clip-vit-base-patch32 or a CLIP folder." });
     }
-    const objects = prepared.indexable.map(({ row, images }) => ({ id: row.id, base: imageBase(row.base, this.ctx.project.dir), images }));
+    const objects = prepared.indexable.map(({ row, images }) => ({ id: row.id, base: imageBase(row.base, this.ctx.project.localDir), images }));
     const { vectors, errors } = await embedObjectImages(objects, (refs) => (pool.embedImages as NonNullable<EmbeddingPool["embedImages"]>)(refs));
     for (const [id, message] of errors) prepared.errors.set(id, message);
     prepared.indexable = prepared.indexable.filter(({ row }) => !errors.has(row.id));
@@ -575,9 +574,10 @@ const BLOCKED_RETRY_MS = 60_000;
  */
 export async function runForegroundWorker(ctx: EngineContext, log: WorkerLog, options: { signal: AbortSignal; pollMs: number }): Promise<void> {
   await ctx.project.init(); // a worker started before anything was added makes the project, as the first write would
-  const release = tryLock(ctx.project.workerLock);
+  const locks = await ctx.project.locks();
+  const release = await locks.tryWorker();
   if (!release) {
-    throw new ConflictError("WORKER_RUNNING", `Another worker indexes this project: ${describeHolder(lockHolder(ctx.project.workerLock))}`, {
+    throw new ConflictError("WORKER_RUNNING", `Another worker indexes this project: ${await locks.describeWorker()}`, {
       hint: "One worker per project: stop the other one first (`semsearch worker status` shows it).",
     });
   }
@@ -606,7 +606,7 @@ export async function runForegroundWorker(ctx: EngineContext, log: WorkerLog, op
     }
   } finally {
     await ctx.project.saveWorkerState(null);
-    release();
+    await release();
   }
 }
 
@@ -615,7 +615,8 @@ export async function runForegroundWorker(ctx: EngineContext, log: WorkerLog, op
  * Before exiting it releases the lock and looks once more, so work added during shutdown is not stranded.
  */
 export async function runWorker(ctx: EngineContext, log: WorkerLog): Promise<void> {
-  let release: Release | null = tryLock(ctx.project.workerLock);
+  const locks = await ctx.project.locks();
+  let release = await locks.tryWorker();
   const blocked = new Set<string>();
   while (release) {
     const worker = new Worker(ctx, log);
@@ -628,9 +629,9 @@ export async function runWorker(ctx: EngineContext, log: WorkerLog): Promise<voi
       await worker.close();
       for (const id of worker.blocked) blocked.add(id);
       await ctx.project.saveWorkerState(null);
-      release();
+      await release();
     }
     // Indexes blocked by an unavailable model are retried by the next worker a command starts, not in a loop here.
-    release = (await hasPendingWork(ctx, blocked)) ? tryLock(ctx.project.workerLock) : null;
+    release = (await hasPendingWork(ctx, blocked)) ? await locks.tryWorker() : null;
   }
 }

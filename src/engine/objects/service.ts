@@ -164,7 +164,7 @@ export async function addObjects(
         }
       }
     });
-    if ((await ctx.project.indexes()).length > 0) startWorker(ctx);
+    if ((await ctx.project.indexes()).length > 0) await startWorker(ctx);
     return ids.size <= MAX_LISTED_IDS ? { count: ids.size, ids: [...ids] } : { count: ids.size };
   } finally {
     for (const file of spooled) rmSync(file, { force: true });

@@ -53,6 +53,13 @@ export class Database implements CheckedDatabase {
   /** The tables at their latest versions. */
   readonly latest: Tables = { db: this, table: (name) => this.table(name), wrap: (table, what, fn) => this.wrap(table, what, fn) };
   private isClosed = false;
+  /**
+   * In a bucket project: what every commit checks first, after its table's base version is fixed
+   * (the project's write lease still held; see writeTable), and the connection writes go through.
+   */
+  private writeGuard: (() => Promise<void>) | undefined;
+  private writer: Promise<Connection> | undefined;
+  private readonly writeHandles = new Map<string, Table>();
 
   private constructor(
     readonly dir: string,
@@ -114,6 +121,45 @@ export class Database implements CheckedDatabase {
     return table;
   }
 
+  /**
+   * Table `name` for a commit. In a local project, the shared handle (only one process writes, by the
+   * write lock). In a bucket project, where a writer that paused past its lease may resume while
+   * another holds it: a handle of a connection that does not refresh itself, moved to the latest
+   * version here (fixing the commit's base), then the write guard checks the lease. A takeover fences
+   * by a Restore after that base, which Lance then refuses to commit over (docs/design/object-storage.md).
+   */
+  async writeTable(name: string): Promise<Table> {
+    if (this.writeGuard === undefined) return this.table(name);
+    const connection = await this.writeConnection();
+    let table = this.writeHandles.get(name);
+    if (!table) {
+      const opened = await this.wrap(name, `opening table ${name}`, () => connection.openTable(name));
+      this.writeHandles.set(name, opened);
+      table = opened;
+    }
+    const handle = table;
+    await this.wrap(name, `reading the latest version of ${name}`, () => handle.checkoutLatest());
+    await this.writeGuard();
+    return handle;
+  }
+
+  /** Checks the write guard before a commit that needs no table handle (a table created). */
+  async checkWrite(): Promise<void> {
+    await this.writeGuard?.();
+  }
+
+  /** Makes every commit check `guard` first, through handles that never refresh themselves (see writeTable). */
+  guardWrites(guard: () => Promise<void>): void {
+    this.writeGuard = guard;
+  }
+
+  private writeConnection(): Promise<Connection> {
+    this.writer ??= wrap(this.dir, "opening the database", () =>
+      this.lance.lancedb.connect(this.dir, this.dir.startsWith("s3://") ? { storageOptions: s3StorageOptions(s3Config(process.env)) } : {}),
+    );
+    return this.writer;
+  }
+
   /** Whether a handle of table `name` is open already (then the table exists). */
   isOpen(name: string): boolean {
     return this.handles.has(name);
@@ -134,7 +180,9 @@ export class Database implements CheckedDatabase {
 
   /** Drops a table, if it is there. */
   async dropTable(name: string): Promise<void> {
+    await this.checkWrite();
     this.handles.delete(name);
+    this.writeHandles.delete(name);
     if (await this.hasTable(name)) await this.wrap(name, `dropping table ${name}`, () => this.connection.dropTable(name));
   }
 
@@ -162,6 +210,8 @@ export class Database implements CheckedDatabase {
   close(): void {
     this.isClosed = true;
     this.handles.clear();
+    this.writeHandles.clear();
     this.connection.close();
+    void this.writer?.then((writer) => writer.close()).catch(() => {});
   }
 }

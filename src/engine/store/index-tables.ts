@@ -41,6 +41,7 @@ export async function createSearchableTable(db: Database, name: string, columns:
     new Field("text", new Utf8(), false),
     new Field("vector", new FixedSizeList(dimension, new Field("item", new Float32(), true)), false),
   ]);
+  await db.checkWrite();
   const table = await db.wrap(name, `creating table ${name}`, () => db.connection.createEmptyTable(name, schema, { existOk: true }));
   await db.wrap(name, `creating the indexes of ${name}`, async () => {
     if (fullText) await table.createIndex("text", { config: db.lance.lancedb.Index.fts({ withPosition: false }), replace: true });
@@ -65,7 +66,7 @@ export function filterRecord(columns: ReadonlySet<string>, filters: FilterRecord
 /** Replaces the rows of the given objects (delete + insert in one merge commit). */
 export async function upsertIndexRows(db: Database, name: string, rows: readonly IndexRow[]): Promise<void> {
   if (rows.length === 0) return;
-  const table = await db.table(name);
+  const table = await db.writeTable(name);
   const columns = await filterColumns(db.latest, name);
   const records = rows.map((row) => ({
     id: row.id,
@@ -81,7 +82,7 @@ export async function upsertIndexRows(db: Database, name: string, rows: readonly
 
 export async function deleteIndexRows(db: Database, name: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  const table = await db.table(name);
+  const table = await db.writeTable(name);
   for (const part of idChunks(ids)) await db.wrap(name, `deleting rows of ${name}`, () => table.delete(sqlIn("id", part)));
 }
 
@@ -91,7 +92,7 @@ export async function ensureFilterColumns(db: Database, name: string, columns: R
   const missing = [...columns].filter(([column]) => !present.has(column));
   if (missing.length === 0) return;
   for (const [column] of missing) if (!FILTER_COLUMN.test(column)) throw new InternalError("BAD_COLUMN", `not a filter column: ${column}`);
-  const table = await db.table(name);
+  const table = await db.writeTable(name);
   await db.wrap(name, `adding filter columns to ${name}`, async () => {
     await table.addColumns(missing.map(([column, type]) => ({ name: column, valueSql: `CAST(NULL AS ${type})` })));
   });

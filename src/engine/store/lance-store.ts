@@ -135,6 +135,11 @@ export class LanceStore extends StoreReads {
     await this.db.dropTable(name);
   }
 
+  /** Makes every commit check `guard` first (a bucket project's write lease: Database.writeTable). */
+  guardWrites(guard: () => Promise<void>): void {
+    this.db.guardWrites(guard);
+  }
+
   /** Fences tables for a lease taken over from a holder that did not release it (Database.fence). */
   fence(names: readonly string[]): Promise<void> {
     return this.db.fence(names);

@@ -172,7 +172,7 @@ export class ObjectTableWrites {
   /** The object table, created when there is none. */
   private async ensure(): Promise<Table> {
     const { db } = this;
-    const existing = await objectsTable(db.latest);
+    const existing = (await objectsTable(db.latest)) && (await db.writeTable(OBJECTS_TABLE));
     if (existing) {
       // Object tables written before `base` was recorded get the column (null in their rows).
       if (!this.migrated) {
@@ -193,6 +193,7 @@ export class ObjectTableWrites {
       new Field("updated_at", new Utf8(), false),
       new Field("base", new Utf8(), true),
     ]);
+    await db.checkWrite();
     const table = await db.wrap(OBJECTS_TABLE, "creating the object store", async () => {
       const created = await db.connection.createEmptyTable(OBJECTS_TABLE, schema, { existOk: true });
       await created.createIndex("id", { config: db.lance.lancedb.Index.btree(), replace: true });
@@ -226,8 +227,8 @@ export class ObjectTableWrites {
    * undoing every commit after it. Version 0: the table did not exist, so every row is removed.
    */
   async restore(version: number): Promise<void> {
-    const table = await objectsTable(this.db.latest);
-    if (!table) return;
+    if (!(await objectsTable(this.db.latest))) return;
+    const table = await this.db.writeTable(OBJECTS_TABLE);
     // An older version may predate the `base` column.
     this.migrated = false;
     await this.db.wrap(OBJECTS_TABLE, "rolling back the object table", async () => {
@@ -242,15 +243,15 @@ export class ObjectTableWrites {
   }
 
   async delete(ids: readonly string[]): Promise<void> {
-    const table = await objectsTable(this.db.latest);
-    if (!table || ids.length === 0) return;
+    if (ids.length === 0 || !(await objectsTable(this.db.latest))) return;
+    const table = await this.db.writeTable(OBJECTS_TABLE);
     for (const part of idChunks(ids)) await this.db.wrap(OBJECTS_TABLE, "deleting objects", () => table.delete(sqlIn("id", part)));
   }
 
   /** Compacts the object table's fragments and drops versions older than a minute. */
   async optimize(): Promise<void> {
-    const table = await objectsTable(this.db.latest);
-    if (!table) return;
+    if (!(await objectsTable(this.db.latest))) return;
+    const table = await this.db.writeTable(OBJECTS_TABLE);
     await this.db.wrap(OBJECTS_TABLE, "compacting the object table", async () => {
       await table.optimize({ cleanupOlderThan: new Date(Date.now() - 60_000) });
     });

@@ -58,7 +58,7 @@ export function createSegmentTable(db: Database, name: string, dimension: number
 export async function replaceSegments(db: Database, name: string, objectIds: readonly string[], rows: readonly SegmentRow[]): Promise<void> {
   await deleteSegmentsOf(db, name, objectIds);
   if (rows.length === 0) return;
-  const table = await db.table(name);
+  const table = await db.writeTable(name);
   const columns = await filterColumns(db.latest, name);
   const records = rows.map(({ filters, ...row }) => ({ ...row, vector: Array.from(row.vector), ...filterRecord(columns, filters) }));
   await db.wrap(name, `writing segments of ${name}`, async () => {
@@ -68,7 +68,7 @@ export async function replaceSegments(db: Database, name: string, objectIds: rea
 
 export async function deleteSegmentsOf(db: Database, name: string, objectIds: readonly string[]): Promise<void> {
   if (objectIds.length === 0) return;
-  const table = await db.table(name);
+  const table = await db.writeTable(name);
   for (const part of idChunks(objectIds)) {
     await db.wrap(name, `deleting segments of ${name}`, () => table.delete(sqlIn("object_id", part)));
   }

@@ -27,7 +27,7 @@ const CARDINALITY_SAMPLE = 200_000;
  * Search works throughout: unindexed rows are searched flat.
  */
 export async function optimizeIndexTable(db: Database, name: string): Promise<void> {
-  const table = await db.table(name);
+  const table = await db.writeTable(name);
   await db.wrap(name, `optimizing ${name}`, async () => {
     const indices = await table.listIndices();
     // Filter columns: bitmaps suit text with few distinct values (categories), B-trees the rest;
@@ -66,7 +66,7 @@ async function distinctAtMost(table: Table, column: string, max: number): Promis
  * write lock: LanceDB commits an index build alongside concurrent appends and deletes.
  */
 export async function buildVectorIndexIfDue(db: Database, name: string): Promise<boolean> {
-  const table = await db.table(name);
+  const table = await db.writeTable(name);
   return db.wrap(name, `building the vector index of ${name}`, async () => {
     const rows = await table.countRows();
     if (rows < VECTOR_INDEX_MIN_ROWS || (await table.listIndices()).some((index) => index.columns.includes("vector"))) return false;

@@ -20,8 +20,8 @@ describe("API keys", () => {
     const file = readFileSync(path.join(p.dir, "keys.json"), "utf8");
     expect(file).not.toContain(created.key.slice(-43));
     expect(statSync(path.join(p.dir, "keys.json")).mode & 0o777).toBe(0o600);
-    expect(listKeys(p)).toEqual([{ id: created.id, name: "ci", read_only: true, created_at: now.toISOString() }]);
-    const checker = new KeyChecker(p);
+    expect(await listKeys(p)).toEqual([{ id: created.id, name: "ci", read_only: true, created_at: now.toISOString() }]);
+    const checker = await KeyChecker.open(p);
     expect(checker.check(created.key)).toEqual({ keyId: created.id, readOnly: true });
   });
 
@@ -33,12 +33,12 @@ describe("API keys", () => {
   ])("refuses %s", async (_what, change) => {
     const p = project();
     const { key } = await createKey(p, {}, now);
-    expect(new KeyChecker(p).check(change(key))).toBeNull();
+    expect((await KeyChecker.open(p)).check(change(key))).toBeNull();
   });
 
   it("follows the file: a key revoked or created elsewhere counts at the next check", async () => {
     const p = project();
-    const checker = new KeyChecker(p);
+    const checker = await KeyChecker.open(p);
     expect(checker.hasKeys()).toBe(false);
     const first = await createKey(p, { name: "a" }, now);
     expect(checker.hasKeys()).toBe(true);
@@ -66,8 +66,8 @@ describe("API keys", () => {
     const p = project();
     await createKey(p, {}, now);
     writeFileSync(path.join(p.dir, "keys.json"), '{"version":1,"secret":"short","keys":[]}');
-    expect(() => new KeyChecker(p).hasKeys()).toThrow(/damaged/);
-    expect(() => listKeys(p)).toThrow(expect.objectContaining({ code: "CORRUPT_PROJECT" }));
+    await expect(KeyChecker.open(p)).rejects.toThrow(/damaged/);
+    await expect(listKeys(p)).rejects.toThrow(expect.objectContaining({ code: "CORRUPT_PROJECT" }));
   });
 });
 
@@ -79,13 +79,13 @@ describe("a keys file that is not a regular file", () => {
     rmSync(file);
     if (what === "a FIFO") execFileSync("mkfifo", [file]);
     else mkdirSync(file);
-    expect(() => new KeyChecker(p).hasKeys()).toThrow(/not a regular file/);
+    await expect(KeyChecker.open(p)).rejects.toThrow(/not a regular file/);
   });
 
   it("does not quote a file that is not JSON", async () => {
     const p = project();
     await p.init();
     writeFileSync(path.join(p.dir, "keys.json"), "root:x:0:0:root:/root:/bin/bash");
-    expect(() => listKeys(p)).toThrow(expect.objectContaining({ message: expect.not.stringContaining("root:x") }));
+    await expect(listKeys(p)).rejects.toThrow(expect.objectContaining({ message: expect.not.stringContaining("root:x") }));
   });
 });

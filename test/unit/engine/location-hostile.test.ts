@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { usageError } from "../../helpers/errors.js";
-import { localProjectDir, parseProjectLocation } from "../../../src/engine/location.js";
+import { parseProjectLocation, projectAddress } from "../../../src/engine/location.js";
 
 const refusal = (given: string, read: (value: string) => unknown = parseProjectLocation) => usageError(() => read(given));
 
@@ -72,12 +72,12 @@ describe("local paths that merely hold such characters stay local", () => {
   });
 });
 
-describe("a bucket address given to this version", () => {
+describe("a Cloud Storage or Azure address given to this version", () => {
   it("is refused, and the hint names the folder an older version made of it", () => {
-    const error = refusal("s3://bucket/x/", localProjectDir);
+    const error = refusal("gs://bucket/x/", projectAddress);
     expect(error.code).toBe("REMOTE_PROJECT_UNSUPPORTED");
-    expect(error.hint).toContain("./s3:/bucket/x ");
+    expect(error.hint).toContain("./gs:/bucket/x ");
     // …which is read as that local folder
-    expect(localProjectDir("./s3:/bucket/x")).toBe("./s3:/bucket/x");
+    expect(projectAddress("./gs:/bucket/x")).toBe("./gs:/bucket/x");
   });
 });

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { usageError } from "../../helpers/errors.js";
-import { localProjectDir, parseProjectLocation } from "../../../src/engine/location.js";
+import { parseProjectLocation, projectAddress } from "../../../src/engine/location.js";
 
 const refusal = (given: string) => usageError(() => parseProjectLocation(given));
 
@@ -30,11 +30,16 @@ describe("buckets", () => {
     expect(parseProjectLocation(given)).toEqual({ kind: "remote", scheme, bucket, prefix, uri: prefix === "" ? `${scheme}://${bucket}` : `${scheme}://${bucket}/${prefix}` });
   });
 
-  it("a bucket is refused by localProjectDir, naming it, before anything is touched", () => {
-    const error = usageError(() => localProjectDir("s3://bucket/x/"));
-    expect(error.code).toBe("REMOTE_PROJECT_UNSUPPORTED");
-    expect(error.exitCode).toBe(2);
-    expect(error.message).toContain("s3://bucket/x");
+  it("an S3 bucket is a project at its normalised address; Cloud Storage and Azure are refused, naming them, before anything is touched", () => {
+    expect(projectAddress("s3://bucket/x/")).toBe("s3://bucket/x");
+    expect(projectAddress("s3://bucket")).toBe("s3://bucket");
+    expect(projectAddress("./x")).toBe("./x");
+    for (const given of ["gs://bucket/x/", "az://container-1/x"]) {
+      const error = usageError(() => projectAddress(given));
+      expect(error.code).toBe("REMOTE_PROJECT_UNSUPPORTED");
+      expect(error.exitCode).toBe(2);
+      expect(error.message).toContain(given.replace(/\/$/, ""));
+    }
   });
 });
 

@@ -103,7 +103,7 @@ describe("the foreground worker waiting for the write lock", () => {
     const writer = spawn(process.execPath, ["-e", "setTimeout(() => {}, 120000)"], { stdio: "ignore" });
     try {
       const owner = { pid: writer.pid as number, start: processStart(writer.pid as number) ?? undefined };
-      writeFileSync(ctx.project.writeLock, JSON.stringify({ ...owner, nonce: "x", command: "semsearch objects add big.jsonl" }));
+      writeFileSync(path.join(ctx.project.dir, "write.lock"), JSON.stringify({ ...owner, nonce: "x", command: "semsearch objects add big.jsonl" }));
       const stop = new AbortController();
       // The signal comes as the worker starts waiting for the lock.
       const locked = ctx.locked.bind(ctx);

@@ -1,0 +1,113 @@
+/**
+ * Where a project keeps its small state documents (the catalog, progress, the sequence counter,
+ * journals, the worker's state): files in a local project's directory, or versioned records in a
+ * bucket's state store (state/record.ts). Project reads and writes them by name
+ * (`catalog.json`, `progress/<id>.json`, …) through this one interface, and never knows which.
+ */
+import type * as v from "valibot";
+import path from "node:path";
+import { mkdirSync, statSync } from "node:fs";
+import { fsError } from "./errors.js";
+import { parseState, readState, removeState, writeState, type StateRead } from "./state-files.js";
+import { readRecord, updateRecord, type RecordVersion } from "./state/record.js";
+import type { StateStore } from "./state/store.js";
+
+export interface ProjectDocs {
+  /** Where document `name` is, for messages (a path, or an `s3://` address). */
+  where(name: string): string;
+  read<T>(name: string, schema: v.GenericSchema<unknown, T>): Promise<StateRead<T>>;
+  /** `mode`: a file only its owner may read (API key digests); a bucket's records have no modes. */
+  write(name: string, value: unknown, mode?: number): Promise<void>;
+  /** Removes the document (absent is fine). */
+  remove(name: string): Promise<void>;
+  /** When the document was last written (ms since the epoch), or null without one. */
+  writtenAt(name: string): Promise<number | null>;
+}
+
+/** A local project's documents: JSON files written atomically (state-files.ts). */
+export class FileDocs implements ProjectDocs {
+  constructor(private readonly dir: string) {}
+
+  where(name: string): string {
+    return path.join(this.dir, ...name.split("/"));
+  }
+
+  async read<T>(name: string, schema: v.GenericSchema<unknown, T>): Promise<StateRead<T>> {
+    return readState(this.where(name), schema);
+  }
+
+  async write(name: string, value: unknown, mode?: number): Promise<void> {
+    const file = this.where(name);
+    if (name.includes("/")) {
+      try {
+        mkdirSync(path.dirname(file), { recursive: true });
+      } catch (error) {
+        throw fsError(error, "create the directory", path.dirname(file));
+      }
+    }
+    writeState(file, value, mode);
+  }
+
+  async remove(name: string): Promise<void> {
+    removeState(this.where(name));
+  }
+
+  async writtenAt(name: string): Promise<number | null> {
+    try {
+      return statSync(this.where(name)).mtimeMs;
+    } catch {
+      return null;
+    }
+  }
+}
+
+/**
+ * A bucket project's documents: each a versioned record under `state/` (state/record.ts), the newest
+ * version its value. A removal writes an empty version, read as no document: versions are never
+ * removed (see record.ts). Written only under the project's write lease, so a write replaces
+ * whatever is newest.
+ */
+export class RecordDocs implements ProjectDocs {
+  /**
+   * The newest version of each document this process has read or written: a read lists only the
+   * versions after it (one listing, and a read of the record only when a newer one exists).
+   */
+  private readonly known = new Map<string, RecordVersion>();
+
+  constructor(
+    private readonly store: StateStore,
+    private readonly base: string,
+  ) {}
+
+  where(name: string): string {
+    return `${this.base}/${name}`;
+  }
+
+  private async newest(name: string): Promise<RecordVersion | null> {
+    const record = await readRecord(this.store, name, this.known.get(name));
+    if (record !== null) this.known.set(name, record);
+    return record;
+  }
+
+  async read<T>(name: string, schema: v.GenericSchema<unknown, T>): Promise<StateRead<T>> {
+    const record = await this.newest(name);
+    if (record === null || record.body === "") return { ok: false, missing: true, reason: "missing" };
+    return parseState(record.body, schema);
+  }
+
+  async write(name: string, value: unknown): Promise<void> {
+    const body = JSON.stringify(value);
+    const written = await updateRecord(this.store, name, () => body);
+    if (written !== null) this.known.set(name, written);
+  }
+
+  async remove(name: string): Promise<void> {
+    const written = await updateRecord(this.store, name, (current) => (current === null || current === "" ? null : ""));
+    if (written !== null) this.known.set(name, written);
+  }
+
+  async writtenAt(name: string): Promise<number | null> {
+    const record = await this.newest(name);
+    return record === null || record.body === "" ? null : record.writtenAt;
+  }
+}

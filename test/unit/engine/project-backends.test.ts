@@ -1,0 +1,137 @@
+/**
+ * What a bucket project keeps its state in, run on the local state store (the same protocol as on
+ * S3, whose store passes the same record and lease tests): documents as versioned records (a removal
+ * is an empty version), the write and worker leases with their store check, and the lease time.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import * as v from "valibot";
+import { describe, expect, it } from "vitest";
+import { RecordDocs } from "../../../src/engine/project-docs.js";
+import { LeaseLocks, leaseTtlMs } from "../../../src/engine/project-locks.js";
+import { LocalStateStore } from "../../../src/engine/state/local-store.js";
+import { acquireLease } from "../../../src/engine/state/lease.js";
+
+const fresh = () => new LocalStateStore(mkdtempSync(path.join(tmpdir(), "backend-")));
+const Doc = v.object({ n: v.number() });
+
+describe("documents as records", () => {
+  it("reads what was written last, reads a removal as missing, and names where a document is", async () => {
+    const store = fresh();
+    const docs = new RecordDocs(store, "s3://bucket/p/state");
+    expect(await docs.read("catalog.json", Doc)).toEqual({ ok: false, missing: true, reason: "missing" });
+    expect(await docs.writtenAt("catalog.json")).toBeNull();
+    await docs.write("catalog.json", { n: 1 });
+    await docs.write("catalog.json", { n: 2 });
+    expect(await docs.read("catalog.json", Doc)).toEqual({ ok: true, value: { n: 2 } });
+    expect(await docs.writtenAt("catalog.json")).toBeGreaterThan(0);
+    await docs.remove("catalog.json");
+    await docs.remove("catalog.json"); // (nothing more is written for a second removal)
+    expect(await docs.read("catalog.json", Doc)).toMatchObject({ ok: false, missing: true });
+    expect(await store.list("catalog.json")).toHaveLength(3);
+    expect(docs.where("progress/idx_a.json")).toBe("s3://bucket/p/state/progress/idx_a.json");
+  });
+
+  it("sees another process's newer version after caching its own, and reports a damaged one", async () => {
+    const store = fresh();
+    const mine = new RecordDocs(store, "x");
+    const theirs = new RecordDocs(store, "x");
+    await mine.write("seq", { n: 1 });
+    expect(await mine.read("seq", Doc)).toMatchObject({ value: { n: 1 } });
+    await theirs.write("seq", { n: 5 });
+    expect(await mine.read("seq", Doc)).toMatchObject({ value: { n: 5 } });
+    await store.createIfAbsent("seq/000000000003", "{not json");
+    expect(await mine.read("seq", Doc)).toMatchObject({ ok: false, missing: false });
+  });
+});
+
+describe("leases as the project's locks", () => {
+  it("checks the store once, before the first lease, and again after a failed check", async () => {
+    let checks = 0;
+    let fail = true;
+    const locks = new LeaseLocks(fresh(), async () => {
+      checks++;
+      if (fail) throw new Error("not conditional");
+    });
+    await expect(locks.acquireWrite(100)).rejects.toThrow("not conditional");
+    fail = false;
+    const first = await locks.acquireWrite(100);
+    await first.release();
+    await (await locks.acquireWrite(100)).release();
+    await locks.checkStore();
+    expect(checks).toBe(2);
+  });
+
+  it("one worker at a time; the write lease is waited for, named, and free again once released", async () => {
+    const store = fresh();
+    const a = new LeaseLocks(store, async () => {});
+    const b = new LeaseLocks(store, async () => {});
+    const release = await a.tryWorker();
+    expect(release).not.toBeNull();
+    expect(await b.tryWorker()).toBeNull();
+    expect(await b.worker()).toMatchObject({ pid: process.pid });
+    await release?.();
+    expect(await b.worker()).toBeNull();
+
+    const write = await a.acquireWrite(1_000);
+    expect(write.fenceNeeded).toBe(false);
+    expect(await b.writerLive()).toBe(true);
+    expect(await b.describeWriter()).toContain(`process ${process.pid} on `);
+    await expect(b.acquireWrite(50)).rejects.toMatchObject({ code: "LOCKED" });
+    expect(await write.stillHeld()).toBe(true);
+    await write.release();
+    expect(await b.writerLive()).toBe(false);
+    const next = await b.acquireWrite(1_000);
+    expect(next.fenceNeeded).toBe(false);
+    expect(await write.stillHeld()).toBe(false);
+    await next.release();
+  });
+
+  it("takes over at once from a holder of this machine that is gone, and says to fence", async () => {
+    const store = fresh();
+    // A lease taken by a process that then exits without releasing it (killed).
+    const script = `
+      const { LocalStateStore } = await import(${JSON.stringify(new URL("../../../dist/engine/state/local-store.js", import.meta.url).href)});
+      const { LeaseLocks } = await import(${JSON.stringify(new URL("../../../dist/engine/project-locks.js", import.meta.url).href)});
+      await new LeaseLocks(new LocalStateStore(${JSON.stringify(store.where)}), async () => {}).acquireWrite(1000);
+      process.kill(process.pid, "SIGKILL");`;
+    spawnSync(process.execPath, ["--input-type=module", "-e", script]);
+    const locks = new LeaseLocks(store, async () => {});
+    expect(await locks.writerLive()).toBe(false);
+    const started = Date.now();
+    const taken = await locks.acquireWrite(5_000);
+    expect(Date.now() - started).toBeLessThan(2_000); // (not the 30 s its lease lasts)
+    expect(taken.fenceNeeded).toBe(true);
+    await taken.release();
+  });
+
+  it("a holder on another machine is waited for, even with this machine's name", async () => {
+    const store = fresh();
+    // A record as a process on another boot of a machine of the same name would write.
+    await store.createIfAbsent("leases/write/000000000001", JSON.stringify({ holder: { host: (await import("node:os")).hostname(), pid: 99_999_999, start: "other-boot:1", command: "semsearch objects add" }, ttlMs: 60_000 }));
+    const locks = new LeaseLocks(store, async () => {});
+    expect(await locks.writerLive()).toBe(true);
+    await expect(locks.acquireWrite(50)).rejects.toMatchObject({ code: "LOCKED" });
+    // …and taken once it expires or is released
+    await store.createIfAbsent("leases/write/000000000001.released", "");
+    await (await acquireLease(store, "write", { waitMs: 100 })).release();
+  });
+});
+
+describe("SEMSEARCH_LEASE_SECONDS", () => {
+  it.each([
+    [undefined, 30_000],
+    ["2", 2_000],
+    ["1.5", 1_500],
+    [" 60 ", 60_000],
+    ["0", 30_000],
+    ["0.5", 30_000],
+    ["3601", 30_000],
+    ["ten", 30_000],
+    ["", 30_000],
+  ])("%j is %d ms", (given, ms) => {
+    expect(leaseTtlMs({ SEMSEARCH_LEASE_SECONDS: given })).toBe(ms);
+  });
+});
