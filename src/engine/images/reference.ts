@@ -68,6 +68,10 @@ export function looksLikeImageReference(value: string): boolean {
  * be a reference.
  */
 export function resolveImageReference(value: string, baseDir: string): ImageReference | { error: string } {
+  if (baseDir === BUCKET) {
+    const resolved = resolveImageReference(value, path.sep);
+    return "error" in resolved || resolved.kind !== "file" ? resolved : { error: IN_BUCKET };
+  }
   if (baseDir.startsWith(CONFINED)) return confine(resolveImageReference(value, baseDir.slice(CONFINED.length) || path.sep), baseDir.slice(CONFINED.length));
   if (!path.isAbsolute(baseDir)) throw new TypeError(`resolveImageReference: baseDir must be absolute, got "${displayReference(baseDir)}"`);
   const problem = formProblem(value);
@@ -100,6 +104,17 @@ export function resolveImageReference(value: string, baseDir: string): ImageRefe
  * alone no local file at all. URLs are not confined.
  */
 const CONFINED = "confined:";
+/** The base of every object of a project in a bucket: URLs only (see bucketImageBase). */
+const BUCKET = "bucket:";
+const IN_BUCKET = "local image files are not read in a project in a bucket (a worker on another machine could not read them): use an http(s) URL";
+
+/**
+ * The base of objects of a project in a bucket: their images must be URLs, since the machine that
+ * indexes or shows them may not be the one that added them.
+ */
+export function bucketImageBase(): string {
+  return BUCKET;
+}
 
 /** The reason of a file outside an object's image root. */
 export const OUTSIDE_ROOT = "outside the folder the server reads images from (--image-root)";

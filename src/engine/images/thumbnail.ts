@@ -4,7 +4,7 @@ import type { EngineContext } from "../context.js";
 import { NotFoundError } from "../errors.js";
 import { thumbnailPng } from "./decode.js";
 import { defaultFetchOptions, ImageFetcher } from "./fetch.js";
-import { imageBase, resolveImageReference } from "./reference.js";
+import { bucketImageBase, imageBase, resolveImageReference } from "./reference.js";
 
 /** How long a thumbnail's image may take to fetch. */
 const THUMBNAIL_TIMEOUT_MS = 4000;
@@ -18,7 +18,7 @@ export async function objectThumbnail(ctx: EngineContext, objectId: string, iden
   const store = await ctx.store();
   const row = (await store.getObjects([objectId])).get(objectId);
   if (!row) throw new NotFoundError("OBJECT_NOT_FOUND", `Object "${objectId}" not found`);
-  const ref = resolveImageReference(identifier, imageBase(row.base, ctx.project.localDir));
+  const ref = resolveImageReference(identifier, ctx.project.remote ? bucketImageBase() : imageBase(row.base, ctx.project.localDir));
   if ("error" in ref) return null;
   // A person is waiting: no retries, and a few seconds at most.
   const fetcher = new ImageFetcher({ ...defaultFetchOptions(path.join(ctx.project.localDir, "cache", "images")), retries: 0, connectTimeoutMs: THUMBNAIL_TIMEOUT_MS, timeoutMs: THUMBNAIL_TIMEOUT_MS });

@@ -11,7 +11,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isImageIndex } from "../config.js";
 import { embedObjectImages } from "./images.js";
-import { imageBase } from "../images/reference.js";
+import { bucketImageBase, imageBase } from "../images/reference.js";
 import { createEmbeddingPool, type EmbeddingPool } from "../embedding/pool.js";
 import { indexModel } from "../embedding/registry.js";
 import { MODEL_UNAVAILABLE } from "../embedding/model-cache.js";
@@ -353,7 +353,7 @@ class Worker {
     if (!pool.embedImages) {
       throw new EnvironmentError("MODEL_UNSUPPORTED", `The model ${index.model} of ${index.id} does not embed images`, { hint: "Image indexes need a CLIP model: create the index again with --model Xenova/clip-vit-base-patch32 or a CLIP folder." });
     }
-    const objects = prepared.indexable.map(({ row, images }) => ({ id: row.id, base: imageBase(row.base, this.ctx.project.localDir), images }));
+    const objects = prepared.indexable.map(({ row, images }) => ({ id: row.id, base: this.ctx.project.remote ? bucketImageBase() : imageBase(row.base, this.ctx.project.localDir), images }));
     const { vectors, errors } = await embedObjectImages(objects, (refs) => (pool.embedImages as NonNullable<EmbeddingPool["embedImages"]>)(refs));
     for (const [id, message] of errors) prepared.errors.set(id, message);
     prepared.indexable = prepared.indexable.filter(({ row }) => !errors.has(row.id));

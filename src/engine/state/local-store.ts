@@ -57,13 +57,14 @@ export class LocalStateStore implements StateStore {
     }
   }
 
-  async list(folder: string, after?: string): Promise<string[]> {
+  async list(folder: string, after?: string, limit?: number): Promise<string[]> {
     checkKey(folder, true);
     const dir = path.join(this.where, ...folder.split("/").filter((part) => part !== ""));
     try {
       return readdirSync(dir)
         .filter((name) => !name.startsWith(".") && (after === undefined || name > after))
-        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+        .slice(0, limit);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
       throw fsError(error, "read", dir);

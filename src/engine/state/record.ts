@@ -24,18 +24,52 @@ const DIGITS = 12;
 const VERSION = /^\d{12}$/;
 
 const versionName = (version: number) => String(version).padStart(DIGITS, "0");
+/** How many versions one listing returns (S3's page). */
+const PAGE = 1000;
 
 /**
  * The newest version of record `name`, or null when it has none. `known`: a version read before, so
  * that only newer ones are listed (it is returned again when there is none newer).
  */
 export async function readRecord(store: StateStore, name: string, known?: RecordVersion): Promise<RecordVersion | null> {
-  const versions = (await store.list(name, known === undefined ? undefined : versionName(known.version))).filter((entry) => VERSION.test(entry));
+  let listed: string[];
+  if (known !== undefined) listed = await store.list(name, versionName(known.version));
+  else {
+    // One page holds every version of most records; a longer history is searched (nearNewest).
+    listed = await store.list(name, undefined, PAGE);
+    if (listed.length >= PAGE) listed = await store.list(name, versionName(await nearNewest(store, name)));
+  }
+  const versions = listed.filter((entry) => VERSION.test(entry));
   const newest = versions.at(-1);
   if (newest === undefined) return known ?? null;
   const record = await store.get(`${name}/${newest}`);
   if (record === null) throw new ConflictError("RECORD_MISSING", `The record ${name} in ${store.where} lost its version ${Number(newest)} after listing it`, { hint: "Something removes the project's records: stop it, then try again." });
   return { version: Number(newest), body: record.body, writtenAt: record.writtenAt };
+}
+
+/**
+ * A version at most a page below the newest of record `name`, which has more than a page of
+ * versions, so that reading the newest lists one page, not every version since the first: whether a
+ * version newer than v exists is asked with a listing of one name after v, doubling v, then halving
+ * the interval (about 30 listings for a million versions). It depends on no version being removed
+ * (see above) only for speed: "a version newer than v" holds or not whatever the gaps.
+ */
+async function nearNewest(store: StateStore, name: string): Promise<number> {
+  const newerThan = async (version: number) => {
+    const [first] = await store.list(name, versionName(version), 1);
+    // (names that are not versions sort after every version: none of them counts)
+    return first !== undefined && VERSION.test(first);
+  };
+  if (!(await newerThan(PAGE))) return 0;
+  let low = PAGE; // a newer version exists
+  let high = PAGE * 2;
+  while (await newerThan(high)) [low, high] = [high, high * 2];
+  while (high - low > PAGE) {
+    const middle = Math.floor((low + high) / 2);
+    if (await newerThan(middle)) low = middle;
+    else high = middle;
+  }
+  return low;
 }
 
 /**

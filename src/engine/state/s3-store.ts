@@ -169,19 +169,30 @@ export class S3StateStore implements StateStore {
     }
   }
 
-  async list(folder: string, after?: string): Promise<string[]> {
+  async list(folder: string, after?: string, limit?: number): Promise<string[]> {
     const start = `${this.key(folder, true)}${folder === "" && this.prefix === "" ? "" : "/"}`;
     const names: string[] = [];
     let token: string | undefined;
     do {
       const page = await this.send(`listing ${folder || "the project"}`, () =>
-        this.client.send(new this.sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: start, Delimiter: "/", ...(token ? { ContinuationToken: token } : after !== undefined ? { StartAfter: `${start}${after}` } : {}) })),
+        this.client.send(
+          new this.sdk.ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: start,
+            Delimiter: "/",
+            ...(limit !== undefined ? { MaxKeys: Math.min(1000, Math.max(1, limit)) } : {}),
+            ...(token ? { ContinuationToken: token } : after !== undefined ? { StartAfter: `${start}${after}` } : {}),
+          }),
+        ),
       );
       for (const entry of page.Contents ?? []) if (entry.Key) names.push(entry.Key.slice(start.length));
       for (const entry of page.CommonPrefixes ?? []) if (entry.Prefix) names.push(entry.Prefix.slice(start.length, -1));
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      token = page.IsTruncated && (limit === undefined || names.length < limit) ? page.NextContinuationToken : undefined;
     } while (token);
-    return names.filter((name) => name !== "" && !name.startsWith(".") && (after === undefined || name > after)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return names
+      .filter((name) => name !== "" && !name.startsWith(".") && (after === undefined || name > after))
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      .slice(0, limit);
   }
 
   async remove(key: string): Promise<void> {

@@ -19,8 +19,11 @@ export interface StateStore {
   get(key: string): Promise<StateObject | null>;
   /** Writes `body` under `key` whole, unless a record is there: false then, and nothing is written. */
   createIfAbsent(key: string, body: string): Promise<boolean>;
-  /** The names of the records directly under the folder `key` (no `/` in them), in byte order; only those after `after` when given. */
-  list(folder: string, after?: string): Promise<string[]>;
+  /**
+   * The names of the records directly under the folder `key` (no `/` in them), in byte order; only
+   * those after `after` when given, and only the first `limit` when given.
+   */
+  list(folder: string, after?: string, limit?: number): Promise<string[]>;
   /** Removes the record under `key`, if any. */
   remove(key: string): Promise<void>;
   /** The store's clock now, in milliseconds (the clock its `writtenAt` times are on). */

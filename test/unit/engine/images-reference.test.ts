@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import path from "node:path";
-import { IMAGE_EXTENSIONS, displayReference, looksLikeImageReference, resolveImageReference, confinedBase } from "../../../src/engine/images/reference.js";
+import { IMAGE_EXTENSIONS, displayReference, looksLikeImageReference, resolveImageReference, confinedBase, bucketImageBase } from "../../../src/engine/images/reference.js";
 
 const BASE = "/data/project";
 const HUGE = `photos/${"a".repeat(100_000)}.png`;
@@ -156,5 +156,17 @@ describe("confined bases (objects added over HTTP)", () => {
 
   it("keeps URLs with no root", () => {
     expect(resolveImageReference("http://h/a.png", confinedBase(null))).toEqual({ kind: "http", url: "http://h/a.png" });
+  });
+});
+
+describe("the base of a project in a bucket", () => {
+  it("takes URLs, and refuses every local file, relative, absolute or file://, saying why", () => {
+    const base = bucketImageBase();
+    expect(resolveImageReference("https://example.com/a.png", base)).toEqual({ kind: "http", url: "https://example.com/a.png" });
+    for (const local of ["a.png", "/srv/images/a.png", "file:///srv/a.png", "../up.jpg"]) {
+      const resolved = resolveImageReference(local, base);
+      expect(resolved, local).toEqual({ error: expect.stringContaining("not read in a project in a bucket") });
+    }
+    expect(resolveImageReference("ftp://example.com/a.png", base)).toEqual({ error: expect.stringContaining("unsupported URL scheme") });
   });
 });
