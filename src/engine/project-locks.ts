@@ -5,15 +5,23 @@
  * expire when their holder stops renewing them. Project and the worker use them through this one
  * interface.
  */
+import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import path from "node:path";
 import { ConflictError } from "./errors.js";
 import { acquireLock, describeHolder, lockHolder, tryLock } from "./lock.js";
 import { currentOwner, ownerAlive } from "./owner.js";
-import { acquireLease, describeLeaseHolder, leaseState, type HeldLease } from "./state/lease.js";
+import { acquireLease, describeLeaseHolder, leaseState, type HeldLease, type LeaseHolder } from "./state/lease.js";
 import type { StateStore } from "./state/store.js";
 
 export type AsyncRelease = () => Promise<void>;
+
+/** A worker's claim on one index's work (see ProjectLocks.claim). */
+export interface Claim {
+  /** Whether the claim is still this worker's (checked before each commit of the index's rows). */
+  stillHeld(): Promise<boolean>;
+  release(): Promise<void>;
+}
 
 /** The holder of the worker lock, as `worker status` shows it. */
 export interface WorkerHolder {
@@ -35,8 +43,20 @@ export interface ProjectLocks {
   describeWriter(): Promise<string>;
   /** Whether a live process holds the write lock. */
   writerLive(): Promise<boolean>;
-  /** Takes the worker lock if no live worker holds it; null when one does. */
+  /** Takes the worker lock if no live worker holds it; null when one does (the background worker, one per project). */
   tryWorker(): Promise<AsyncRelease | null>;
+  /**
+   * Registers a foreground worker (`semsearch worker`). In a local project it takes the worker lock
+   * (one worker per project: null when another holds it); in a bucket project any number join, and
+   * share the work by claiming indexes.
+   */
+  joinWorkers(): Promise<AsyncRelease | null>;
+  /**
+   * Claims index `indexId` for this worker: null when another live worker holds it. A local project
+   * has one worker, whose claims always hold; in a bucket project a claim is a lease that expires when
+   * its worker stops renewing it, and is then taken over.
+   */
+  claim(indexId: string): Promise<Claim | null>;
   /** The live worker, or null. */
   worker(): Promise<WorkerHolder | null>;
   /** The live worker, described for messages. */
@@ -76,6 +96,15 @@ export class FileLocks implements ProjectLocks {
     return release && (async () => release());
   }
 
+  joinWorkers(): Promise<AsyncRelease | null> {
+    return this.tryWorker();
+  }
+
+  async claim(): Promise<Claim> {
+    // (the one worker of a local project, by worker.lock: nothing to share)
+    return { stillHeld: async () => true, release: async () => {} };
+  }
+
   async worker(): Promise<WorkerHolder | null> {
     const holder = lockHolder(this.workerLock);
     return holder && { pid: holder.pid, host: null };
@@ -85,6 +114,9 @@ export class FileLocks implements ProjectLocks {
     return describeHolder(lockHolder(this.workerLock));
   }
 }
+
+/** The lease names of foreground workers' presences in a bucket project. */
+const WORKERS = "workers-";
 
 /**
  * How long a bucket project's leases last after their holder's last renewal: SEMSEARCH_LEASE_SECONDS
@@ -174,13 +206,18 @@ export class LeaseLocks implements ProjectLocks {
     return !(state.holder !== null && this.options.holderDead(state.holder));
   }
 
-  async tryWorker(): Promise<AsyncRelease | null> {
-    if (await this.live("worker")) return null;
+  /** Takes lease `name` if no live process holds it, renewing it until released; null when one does. */
+  private async tryHold(name: string): Promise<{ lease: HeldLease; lost: () => boolean; release: AsyncRelease } | null> {
+    if (await this.live(name)) return null;
     try {
-      const { lease, stop } = await this.hold("worker", 0);
-      return async () => {
-        stop();
-        await lease.release();
+      const { lease, lost, stop } = await this.hold(name, 0);
+      return {
+        lease,
+        lost,
+        release: async () => {
+          stop();
+          await lease.release();
+        },
       };
     } catch (error) {
       if (error instanceof ConflictError && error.code === "LOCKED") return null; // another took it first
@@ -188,13 +225,52 @@ export class LeaseLocks implements ProjectLocks {
     }
   }
 
+  async tryWorker(): Promise<AsyncRelease | null> {
+    return (await this.tryHold("worker"))?.release ?? null;
+  }
+
+  /**
+   * A foreground worker's presence, `workers-<random>` (what `worker` finds, so that commands start
+   * no background worker beside it); its records are removed when it leaves.
+   */
+  async joinWorkers(): Promise<AsyncRelease> {
+    const name = `${WORKERS}${randomBytes(8).toString("hex")}`;
+    const held = await this.tryHold(name);
+    if (held === null) throw new Error(`the fresh presence ${name} is taken`); // (random: never)
+    return async () => {
+      await held.release();
+      for (const entry of await this.store.list(`leases/${name}`)) await this.store.remove(`leases/${name}/${entry}`);
+    };
+  }
+
+  async claim(indexId: string): Promise<Claim | null> {
+    const held = await this.tryHold(`claim-${indexId}`);
+    return held && { stillHeld: async () => !held.lost() && (await held.lease.holds()), release: held.release };
+  }
+
+  /** The live workers' leases: the background worker's, then the foreground workers' presences. */
+  private async liveWorkers(): Promise<LeaseHolder[]> {
+    const names = ["worker", ...(await this.store.list("leases")).filter((name) => name.startsWith(WORKERS))];
+    const live: LeaseHolder[] = [];
+    for (const name of names) {
+      if (!(await this.live(name))) {
+        // (a foreground worker that was killed: its presence, named for it alone, is dropped)
+        if (name !== "worker") for (const entry of await this.store.list(`leases/${name}`)) await this.store.remove(`leases/${name}/${entry}`);
+        continue;
+      }
+      const holder = (await leaseState(this.store, name))?.holder;
+      if (holder) live.push(holder);
+    }
+    return live;
+  }
+
   async worker(): Promise<WorkerHolder | null> {
-    if (!(await this.live("worker"))) return null;
-    const holder = (await leaseState(this.store, "worker"))?.holder;
+    const [holder] = await this.liveWorkers();
     return holder ? { pid: holder.pid, host: holder.host } : null;
   }
 
   async describeWorker(): Promise<string> {
-    return describeLeaseHolder((await leaseState(this.store, "worker"))?.holder ?? null);
+    const [holder] = await this.liveWorkers();
+    return describeLeaseHolder(holder ?? null);
   }
 }

@@ -128,6 +128,43 @@ describe.skipIf(!s3Available())("a project in an S3 bucket", () => {
     expect(ids.sort()).toEqual(["keep0", "keep1", "keep2", "next0", "next1"]);
   });
 
+  it("several foreground workers share it: each claims an index, every object is indexed once in each, no background worker starts", async () => {
+    const project = bucket.uri("workers");
+    await ok(project, ["objects", "add", "-"], { input: objects("m", 30) });
+    const workers = [0, 1].map(() => {
+      const child = spawn(process.execPath, [BIN, "--project", project, "worker", "--poll-ms", "100"], { env: userEnv(env()), stdio: ["ignore", "pipe", "pipe"] });
+      let stderr = "";
+      child.stderr.on("data", (chunk) => (stderr += chunk));
+      const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+      return { child, log: () => stderr, exited };
+    });
+    try {
+      await waitUntil(() => workers.every((worker) => worker.log().includes("worker running in the foreground")), "both workers");
+      const ids: string[] = [];
+      for (const fields of ["title", "body"]) ids.push((await ok(project, ["index", "create", "--searchable", fields])).id);
+      for (const id of ids) await ok(project, ["index", "status", id, "--wait"]);
+      const { LanceStore } = (await import(new URL("../../dist/engine/store/lance-store.js", import.meta.url).href)) as typeof import("../../src/engine/store/lance-store.js");
+      const store = await LanceStore.open(`${project}/data`);
+      try {
+        for (const id of ids) {
+          const rows = await store.rowIds(`index_${id}`);
+          expect(rows, id).toHaveLength(30);
+          expect(new Set(rows).size, id).toBe(30);
+        }
+      } finally {
+        store.close();
+      }
+      // each index was indexed by one worker; no background worker was started beside them
+      for (const id of ids) expect(workers.filter((worker) => worker.log().includes(`${id}: indexed`)), id).toHaveLength(1);
+      expect(await bucket.keys("workers/state/leases/worker/")).toEqual([]);
+    } finally {
+      for (const worker of workers) worker.child.kill("SIGTERM");
+    }
+    expect(await Promise.all(workers.map((worker) => worker.exited))).toEqual([0, 0]);
+    // their presences are gone with them
+    expect((await bucket.keys("workers/state/leases/")).filter((key) => key.includes("/leases/workers-"))).toEqual([]);
+  });
+
   it("keys created or revoked by the CLI take effect on a running server within the refresh bound", async () => {
     const project = bucket.uri("served");
     await ok(project, ["objects", "add", "-"], { input: objects("s", 3) });

@@ -19,6 +19,7 @@ import { ConflictError, EnvironmentError, SemsearchError, ValidationError } from
 import type { EngineContext } from "../context.js";
 import { failpoint } from "../failpoint.js";
 import { hasPendingWork } from "./spawn.js";
+import type { Claim } from "../project-locks.js";
 import { imageTableName, indexTableName, indexTables, partTables, segmentTableName, type IndexProgress, type WorkerState } from "../project.js";
 import { storageType } from "../field-types.js";
 import { batchFilters, fieldType, filterColumnPath, MAX_FILTER_COLUMNS, type BatchFilters } from "../filter-fields.js";
@@ -106,6 +107,10 @@ class Worker {
   /** Objects indexed by this worker so far. */
   private indexed = 0;
   private compacted = false;
+  /** This worker's claims on indexes (ProjectLocks.claim), held while it works on them. */
+  private readonly claims = new Map<string, Claim>();
+  /** Indexes another live worker had claimed when this one looked (bucket projects' shared work). */
+  readonly claimedElsewhere = new Set<string>();
 
   constructor(
     private readonly ctx: EngineContext,
@@ -216,8 +221,29 @@ class Worker {
     });
   }
 
+  /** This worker's claim on the index: held already, taken now, or null while another worker holds it. */
+  private async claim(index: IndexRecord): Promise<Claim | null> {
+    let claim = this.claims.get(index.id);
+    if (!claim) {
+      claim = (await (await this.ctx.project.locks()).claim(index.id)) ?? undefined;
+      if (!claim) {
+        this.claimedElsewhere.add(index.id);
+        return null;
+      }
+      this.claimedElsewhere.delete(index.id);
+      this.claims.set(index.id, claim);
+    }
+    return claim;
+  }
+
+  private async unclaim(indexId: string): Promise<void> {
+    const claim = this.claims.get(indexId);
+    this.claims.delete(indexId);
+    await claim?.release();
+  }
+
   /** Embeds and commits one batch of pending objects; false when the index is caught up. */
-  private async indexBatch(index: IndexRecord): Promise<boolean> {
+  private async indexBatch(index: IndexRecord, claim: Claim): Promise<boolean> {
     const store = await this.ctx.store();
     const next = await this.nextBatch(index);
     if (next === null) return false;
@@ -266,9 +292,15 @@ class Worker {
       })),
     );
 
+    let claimLost = false;
     const committed = await this.locked(async () => {
       const { project } = this.ctx;
       if (!(await this.exists(index))) return false;
+      // A worker that paused past its claim: another has taken the index over and redoes this batch.
+      if (!(await claim.stillHeld())) {
+        claimLost = true;
+        return false;
+      }
       // Objects replaced or deleted while this batch was embedded are skipped: their newer
       // version has a higher seq and is picked up by a later batch, a deletion already removed its rows.
       const current = await store.getObjects(batch.map((row) => row.id));
@@ -294,7 +326,10 @@ class Worker {
       return true;
     });
     if (!committed) {
-      this.log(`${index.id}: deleted while its batch was embedded; the batch was dropped`);
+      if (claimLost) {
+        this.log(`${index.id}: another worker took the index over while this batch was embedded; the batch was dropped`);
+        this.claims.delete(index.id);
+      } else this.log(`${index.id}: deleted while its batch was embedded; the batch was dropped`);
       return false;
     }
     this.indexed += batch.length;
@@ -491,9 +526,11 @@ class Worker {
     for (const index of await this.ctx.project.indexes()) {
       if (this.stopping) break;
       if (this.blocked.has(index.id)) continue;
+      const claim = await this.claim(index);
+      if (claim === null) continue; // another worker's (a bucket project's workers share the indexes)
       let indexed: boolean;
       try {
-        indexed = await this.indexBatch(index);
+        indexed = await this.indexBatch(index, claim);
       } catch (error) {
         if (!(error instanceof SemsearchError && MODEL_UNAVAILABLE.has(error.code))) throw error;
         await this.block(index, error);
@@ -505,6 +542,7 @@ class Worker {
         await this.optimize(index, false);
       } else {
         await this.optimize(index, true);
+        await this.unclaim(index.id); // caught up: any worker may take what comes next
       }
     }
     return worked;
@@ -555,6 +593,7 @@ class Worker {
 
   async close(): Promise<void> {
     await this.releasePools();
+    for (const id of [...this.claims.keys()]) await this.unclaim(id).catch(() => {});
   }
 }
 
@@ -570,15 +609,17 @@ const BLOCKED_RETRY_MS = 60_000;
  * models. A project not there yet is created (a damaged one is refused, as by any write). A batch in
  * progress when the signal comes is committed first, then nothing more starts (another index's batch,
  * an optimize, a compaction); a wait for the write lock is given up (the batch is redone by the next
- * run). ConflictError WORKER_RUNNING when another worker holds the lock.
+ * run). In a local project, ConflictError WORKER_RUNNING when another worker holds the lock; in a
+ * bucket project any number run at once, on any machines, each claiming the indexes it works on
+ * (ProjectLocks.claim: a claim lost while a batch was embedded drops the batch).
  */
 export async function runForegroundWorker(ctx: EngineContext, log: WorkerLog, options: { signal: AbortSignal; pollMs: number }): Promise<void> {
   await ctx.project.init(); // a worker started before anything was added makes the project, as the first write would
   const locks = await ctx.project.locks();
-  const release = await locks.tryWorker();
+  const release = await locks.joinWorkers();
   if (!release) {
     throw new ConflictError("WORKER_RUNNING", `Another worker indexes this project: ${await locks.describeWorker()}`, {
-      hint: "One worker per project: stop the other one first (`semsearch worker status` shows it).",
+      hint: "One worker per local project: stop the other one first (`semsearch worker status` shows it).",
     });
   }
   const { signal, pollMs } = options;
@@ -600,6 +641,8 @@ export async function runForegroundWorker(ctx: EngineContext, log: WorkerLog, op
           for (const id of worker.blocked) blocked.add(id);
           await ctx.project.saveWorkerState(null);
         }
+        // (indexes other workers hold are looked at again at the next poll)
+        if (worker.claimedElsewhere.size > 0) await sleep(pollMs, undefined, { signal }).catch(() => undefined);
         continue;
       }
       await sleep(pollMs, undefined, { signal }).catch(() => undefined);
@@ -628,6 +671,8 @@ export async function runWorker(ctx: EngineContext, log: WorkerLog): Promise<voi
       clearInterval(heartbeat);
       await worker.close();
       for (const id of worker.blocked) blocked.add(id);
+      // (indexes other workers hold are theirs to finish; one that dies leaves its claim to expire, and to the next worker)
+      for (const id of worker.claimedElsewhere) blocked.add(id);
       await ctx.project.saveWorkerState(null);
       await release();
     }

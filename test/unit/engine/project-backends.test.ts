@@ -120,6 +120,41 @@ describe("leases as the project's locks", () => {
   });
 });
 
+describe("several workers of a bucket project", () => {
+  it("join at once, are found by worker(), claim an index each, and leave nothing behind", async () => {
+    const store = fresh();
+    const a = new LeaseLocks(store, async () => {});
+    const b = new LeaseLocks(store, async () => {});
+    const leaveA = await a.joinWorkers();
+    const leaveB = await b.joinWorkers();
+    expect(await a.worker()).toMatchObject({ pid: process.pid });
+    const claimed = await a.claim("idx_one");
+    expect(claimed).not.toBeNull();
+    expect(await b.claim("idx_one")).toBeNull();
+    const other = await b.claim("idx_two");
+    expect(other).not.toBeNull();
+    expect(await claimed?.stillHeld()).toBe(true);
+    await claimed?.release();
+    expect(await claimed?.stillHeld()).toBe(false);
+    const taken = await b.claim("idx_one");
+    expect(await taken?.stillHeld()).toBe(true);
+    await taken?.release();
+    await other?.release();
+    await leaveA();
+    await leaveB();
+    expect(await a.worker()).toBeNull();
+    // (a folder left empty on a local store; a bucket has no empty folders)
+    for (const name of (await store.list("leases")).filter((entry) => entry.startsWith("workers-"))) expect(await store.list(`leases/${name}`)).toEqual([]);
+  });
+
+  it("a local project's one worker holds every claim", async () => {
+    const { FileLocks } = await import("../../../src/engine/project-locks.js");
+    const locks = new FileLocks(mkdtempSync(path.join(tmpdir(), "local-")));
+    const claim = await locks.claim();
+    expect(await claim.stillHeld()).toBe(true);
+  });
+});
+
 describe("SEMSEARCH_LEASE_SECONDS", () => {
   it.each([
     [undefined, 30_000],
