@@ -96,6 +96,8 @@ export class Project {
   private backendPromise: Promise<{ docs: ProjectDocs; locks: ProjectLocks }> | undefined;
   /** The write lock while `locked` holds it (of this process's one writer at a time). */
   private writing: { stillHeld: () => Promise<boolean> } | undefined;
+  /** A worker's claim while it trains an index's vector index outside the write lock (see maintaining). */
+  private maintenance: (() => Promise<boolean>) | undefined;
 
   /** `dir`: an absolute local directory, or a bucket project's address (`s3://bucket/prefix`, as parseProjectLocation normalises it). */
   constructor(readonly dir: string) {
@@ -411,11 +413,29 @@ export class Project {
   }
 
   /**
+   * Runs `fn`, which writes only the tables of an index this worker has claimed (training its vector
+   * index, which takes long and is done outside the write lock so that adds are not held up), with
+   * the claim standing in for the write lease (checkWriteLease).
+   */
+  async maintaining<T>(claimHeld: () => Promise<boolean>, fn: () => Promise<T>): Promise<T> {
+    this.maintenance = claimHeld;
+    try {
+      return await fn();
+    } finally {
+      this.maintenance = undefined;
+    }
+  }
+
+  /**
    * Before each commit to a bucket project's tables (LanceStore.guardWrites): this process must hold
    * the write lease. ConflictError LEASE_LOST when it no longer does (it paused past the lease's
    * expiry, or could not renew it), InternalError WRITE_UNLOCKED for a commit outside `locked`.
    */
   async checkWriteLease(): Promise<void> {
+    if (this.writing === undefined && this.maintenance !== undefined) {
+      if (await this.maintenance()) return;
+      throw new ConflictError("CLAIM_LOST", `This worker lost its claim on an index of ${this.dir} while it trained the index's vector index`, { hint: "Another worker took the index over; it builds the vector index." });
+    }
     if (this.writing === undefined) throw new InternalError("WRITE_UNLOCKED", `A write to ${this.dir} was attempted without the project's write lease`);
     if (!(await this.writing.stillHeld())) {
       throw new ConflictError("LEASE_LOST", `This process lost the write lease of ${this.dir} while it wrote: another process took the project over`, {

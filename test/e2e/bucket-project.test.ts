@@ -67,7 +67,9 @@ describe.skipIf(!s3Available())("a project in an S3 bucket", () => {
     expect(keys.filter((key) => !key.startsWith("team/search/"))).toEqual([]);
     expect(keys.some((key) => key.startsWith("team/search/data/objects.lance/"))).toBe(true);
     expect(keys.some((key) => key.startsWith("team/search/state/catalog.json/"))).toBe(true);
-    expect(keys.filter((key) => key.includes("/state/leases/") && !key.includes("/state/leases/write/") && !key.includes("/state/leases/worker/"))).toEqual([]);
+    // (leases: the write lease, the background worker's, and its claims on the index)
+    const leases = new Set(keys.filter((key) => key.startsWith("team/search/state/leases/")).map((key) => key.split("/")[4]));
+    expect([...leases].sort()).toEqual([`claim-${id}`, "worker", "write"]);
     // nothing in the directory the commands ran in (the project's folder of this machine is in the cache)
     expect(readdirSync(home)).toEqual([]);
   });
@@ -163,6 +165,44 @@ describe.skipIf(!s3Available())("a project in an S3 bucket", () => {
     expect(await Promise.all(workers.map((worker) => worker.exited))).toEqual([0, 0]);
     // their presences are gone with them
     expect((await bucket.keys("workers/state/leases/")).filter((key) => key.includes("/leases/workers-"))).toEqual([]);
+  });
+
+  it("a worker paused past its claim drops its batch; the worker that took the index over indexes it, each object once", async () => {
+    const project = bucket.uri("claim-paused");
+    const fast = { SEMSEARCH_LEASE_SECONDS: "2" };
+    await ok(project, ["objects", "add", "-"], { input: objects("c", 20) });
+    const start = (extra: Record<string, string>) => {
+      const child = spawn(process.execPath, [BIN, "--project", project, "worker", "--poll-ms", "100"], { env: userEnv(env({ ...fast, ...extra })), stdio: ["ignore", "pipe", "pipe"] });
+      let stderr = "";
+      child.stderr.on("data", (chunk) => (stderr += chunk));
+      const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+      return { child, log: () => stderr, exited };
+    };
+    // The first worker stops dead for 3 s (no renewals) each time it has read a batch, past its 2 s claim.
+    const paused = start({ SEMSEARCH_FAILPOINT: "worker:read:pause" });
+    await waitUntil(() => paused.log().includes("worker running in the foreground"), "the first worker");
+    const { id } = await ok(project, ["index", "create", "--searchable", "title,body"], { env: fast });
+    await waitUntil(async () => (await bucket.keys(`claim-paused/state/leases/claim-${id}/`)).length > 0, "the first worker's claim");
+    const taker = start({});
+    try {
+      await waitUntil(() => /another worker took the index over/.test(paused.log()), "the paused worker to drop its batch", 60_000);
+      await ok(project, ["index", "status", id, "--wait"]);
+      // (which worker indexed the rows after that is the workers' race: each object is indexed once either way)
+      expect(paused.log()).not.toContain(`${id}: indexed`);
+      const { LanceStore } = (await import(new URL("../../dist/engine/store/lance-store.js", import.meta.url).href)) as typeof import("../../src/engine/store/lance-store.js");
+      const store = await LanceStore.open(`${project}/data`);
+      try {
+        const rows = await store.rowIds(`index_${id}`);
+        expect(rows).toHaveLength(20);
+        expect(new Set(rows).size).toBe(20);
+      } finally {
+        store.close();
+      }
+    } finally {
+      for (const worker of [paused, taker]) worker.child.kill("SIGTERM");
+    }
+    expect(await Promise.all([paused.exited, taker.exited])).toEqual([0, 0]);
+    for (const worker of [paused, taker]) expect(worker.log()).not.toMatch(/This is a bug/);
   });
 
   it("keys created or revoked by the CLI take effect on a running server within the refresh bound", async () => {

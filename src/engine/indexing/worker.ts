@@ -100,6 +100,14 @@ function prepareBatch(batch: readonly ObjectRow[], index: IndexRecord): Prepared
 /** Thrown out of a lock wait when the stop signal came: the run ends without committing what it held. */
 class WorkerStopped extends Error {}
 
+/**
+ * A write of a bucket project's worker refused because another process took its lease or claim over
+ * (it paused, or could not renew in time): not a failure of the worker, whose next pass redoes it.
+ */
+function lostWrites(error: unknown): boolean {
+  return error instanceof ConflictError && (error.code === "LEASE_LOST" || error.code === "FENCED" || error.code === "CLAIM_LOST");
+}
+
 class Worker {
   private readonly pools = new Map<string, EmbeddingPool>();
   private readonly capped = new Set<string>();
@@ -450,7 +458,7 @@ class Worker {
    * indexes and compacting happen under the write lock, like every other commit; only training a new
    * vector index (once, at VECTOR_INDEX_MIN_ROWS) runs beside writers.
    */
-  private async optimize(index: IndexRecord, force: boolean): Promise<void> {
+  private async optimize(index: IndexRecord, force: boolean, claim: Claim): Promise<void> {
     const progress = await this.ctx.project.progress(index.id);
     const behind = progress.indexedSeq - progress.optimizedSeq;
     if (behind <= 0 || (!force && behind < OPTIMIZE_EVERY)) return;
@@ -465,7 +473,7 @@ class Worker {
     // An image index's object rows carry no vectors: its images table is the one searched by vector.
     for (const table of isImageIndex(index.configuration) ? partTables(index) : indexTables(index)) {
       try {
-        if (await store.buildVectorIndexIfDue(table)) this.log(`${table}: built the vector index`);
+        if (await this.ctx.project.maintaining(() => claim.stillHeld(), () => store.buildVectorIndexIfDue(table))) this.log(`${table}: built the vector index`);
       } catch (error) {
         this.log(`${table}: vector index not built this time: ${error instanceof Error ? error.message : String(error)}`);
       }
@@ -532,17 +540,29 @@ class Worker {
       try {
         indexed = await this.indexBatch(index, claim);
       } catch (error) {
+        if (lostWrites(error)) {
+          // (a bucket project's worker that lost its lease or claim: nothing it did not commit counts; the next pass redoes it)
+          this.log(`${index.id}: ${(error as Error).message}; the batch is redone`);
+          await this.unclaim(index.id);
+          continue;
+        }
         if (!(error instanceof SemsearchError && MODEL_UNAVAILABLE.has(error.code))) throw error;
         await this.block(index, error);
         continue;
       }
       if (this.stopping) break;
-      if (indexed) {
-        worked = true;
-        await this.optimize(index, false);
-      } else {
-        await this.optimize(index, true);
-        await this.unclaim(index.id); // caught up: any worker may take what comes next
+      try {
+        if (indexed) {
+          worked = true;
+          await this.optimize(index, false, claim);
+        } else {
+          await this.optimize(index, true, claim);
+          await this.unclaim(index.id); // caught up: any worker may take what comes next
+        }
+      } catch (error) {
+        if (!lostWrites(error)) throw error;
+        this.log(`${index.id}: ${(error as Error).message}; the next pass tries again`);
+        await this.unclaim(index.id);
       }
     }
     return worked;
@@ -572,7 +592,10 @@ class Worker {
           continue;
         }
         if (this.stopping) return;
-        await this.compactObjects();
+        await this.compactObjects().catch((error: unknown) => {
+          if (!lostWrites(error)) throw error;
+          this.log(`compacting the object table: ${(error as Error).message}; the next run tries again`);
+        });
         // (once: while it stays idle, the heartbeat keeps the report's time fresh, and a worker that
         // looks every 50 ms for a minute, or for as long as an index is blocked, would rewrite it each time)
         if (this.last.phase !== "idle" || !this.reported) await this.report("idle", null, 0);

@@ -6,7 +6,7 @@
  */
 import { createRequire } from "node:module";
 import { constants } from "node:os";
-import { environmentError, InternalError, SemsearchError } from "../errors.js";
+import { ConflictError, environmentError, InternalError, SemsearchError } from "../errors.js";
 import { diskFault } from "./local-files.js";
 import { isRemote } from "./where.js";
 
@@ -56,11 +56,21 @@ export function environmentFault(dir: string, error: unknown, what: string): Sem
  * Runs a LanceDB operation on the database in `dir`; a failure becomes a SemsearchError: the machine's
  * fault (a full disk…), else what `diagnose` finds (a damaged table), else InternalError STORAGE_ERROR.
  */
+/** Lance's refusal of a commit based on a version older than a Restore: the fence of a lease taken over. */
+const FENCED = /incompatible with concurrent transaction Restore/i;
+
 export async function wrap<T>(dir: string, what: string, fn: () => Promise<T>, diagnose?: (error: unknown) => Promise<SemsearchError | null>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
     if (error instanceof SemsearchError) throw error;
+    if (error instanceof Error && FENCED.test(error.message)) {
+      // (a bucket project's writer whose lease another process took over: docs/design/object-storage.md)
+      throw new ConflictError("FENCED", `${what}: another process took this project's writes over meanwhile, so this write was refused`, {
+        hint: "The write was not applied: run the same command again.",
+        cause: error,
+      });
+    }
     throw environmentFault(dir, error, what) ?? (await diagnose?.(error)) ?? new InternalError("STORAGE_ERROR", `${what}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
 }
