@@ -38,6 +38,28 @@ describe.skipIf(!s3Available())("a project in an S3 bucket", () => {
     return JSON.parse(result.stdout);
   }
 
+  /** Every object of `project` is in index `id` exactly once (`count` rows, no id twice), read straight from LanceDB. */
+  async function indexedOnce(project: string, id: string, count: number): Promise<void> {
+    const { LanceStore } = (await import(new URL("../../dist/engine/store/lance-store.js", import.meta.url).href)) as typeof import("../../src/engine/store/lance-store.js");
+    const store = await LanceStore.open(`${project}/data`);
+    try {
+      const rows = await store.rowIds(`index_${id}`);
+      expect(rows, id).toHaveLength(count);
+      expect(new Set(rows).size, id).toBe(count);
+    } finally {
+      store.close();
+    }
+  }
+
+  /** `semsearch worker` in the foreground on `project`, its stderr kept. */
+  function foregroundWorker(project: string, extra: Record<string, string> = {}) {
+    const child = spawn(process.execPath, [BIN, "--project", project, "worker", "--poll-ms", "100"], { env: userEnv(env(extra)), stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    return { child, log: () => stderr, exited };
+  }
+
   it("every command works on it, indexing included, and it lives under its prefix", async () => {
     const project = bucket.uri("team/search");
     expect(await ok(project, ["objects", "add", "-"], { input: objects("a", 12) })).toMatchObject({ count: 12 });
@@ -92,15 +114,7 @@ describe.skipIf(!s3Available())("a project in an S3 bucket", () => {
     const { id } = await ok(project, ["index", "create", "--searchable", "title,body"], { env: { SEMSEARCH_FAILPOINT: "worker:rows" } });
     await ok(project, ["index", "status", id, "--wait"]);
     expect((await ok(project, ["index", "status", id])).status).toEqual({ UPLOADED: 0, PROCESSING: 0, READY: 20, ERROR: 0 });
-    const { LanceStore } = (await import(new URL("../../dist/engine/store/lance-store.js", import.meta.url).href)) as typeof import("../../src/engine/store/lance-store.js");
-    const store = await LanceStore.open(`${project}/data`);
-    try {
-      const ids = await store.rowIds(`index_${id}`);
-      expect(ids).toHaveLength(20);
-      expect(new Set(ids).size).toBe(20);
-    } finally {
-      store.close();
-    }
+    await indexedOnce(project, id, 20);
   });
 
   it("a writer stopped past its lease is taken over: its later commits are refused, nothing of its add stays, and it says to retry", async () => {
@@ -133,29 +147,13 @@ describe.skipIf(!s3Available())("a project in an S3 bucket", () => {
   it("several foreground workers share it: each claims an index, every object is indexed once in each, no background worker starts", async () => {
     const project = bucket.uri("workers");
     await ok(project, ["objects", "add", "-"], { input: objects("m", 30) });
-    const workers = [0, 1].map(() => {
-      const child = spawn(process.execPath, [BIN, "--project", project, "worker", "--poll-ms", "100"], { env: userEnv(env()), stdio: ["ignore", "pipe", "pipe"] });
-      let stderr = "";
-      child.stderr.on("data", (chunk) => (stderr += chunk));
-      const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
-      return { child, log: () => stderr, exited };
-    });
+    const workers = [0, 1].map(() => foregroundWorker(project));
     try {
       await waitUntil(() => workers.every((worker) => worker.log().includes("worker running in the foreground")), "both workers");
       const ids: string[] = [];
       for (const fields of ["title", "body"]) ids.push((await ok(project, ["index", "create", "--searchable", fields])).id);
       for (const id of ids) await ok(project, ["index", "status", id, "--wait"]);
-      const { LanceStore } = (await import(new URL("../../dist/engine/store/lance-store.js", import.meta.url).href)) as typeof import("../../src/engine/store/lance-store.js");
-      const store = await LanceStore.open(`${project}/data`);
-      try {
-        for (const id of ids) {
-          const rows = await store.rowIds(`index_${id}`);
-          expect(rows, id).toHaveLength(30);
-          expect(new Set(rows).size, id).toBe(30);
-        }
-      } finally {
-        store.close();
-      }
+      for (const id of ids) await indexedOnce(project, id, 30);
       // each index was indexed by one worker; no background worker was started beside them
       for (const id of ids) expect(workers.filter((worker) => worker.log().includes(`${id}: indexed`)), id).toHaveLength(1);
       expect(await bucket.keys("workers/state/leases/worker/")).toEqual([]);
@@ -171,13 +169,7 @@ describe.skipIf(!s3Available())("a project in an S3 bucket", () => {
     const project = bucket.uri("claim-paused");
     const fast = { SEMSEARCH_LEASE_SECONDS: "2" };
     await ok(project, ["objects", "add", "-"], { input: objects("c", 20) });
-    const start = (extra: Record<string, string>) => {
-      const child = spawn(process.execPath, [BIN, "--project", project, "worker", "--poll-ms", "100"], { env: userEnv(env({ ...fast, ...extra })), stdio: ["ignore", "pipe", "pipe"] });
-      let stderr = "";
-      child.stderr.on("data", (chunk) => (stderr += chunk));
-      const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
-      return { child, log: () => stderr, exited };
-    };
+    const start = (extra: Record<string, string>) => foregroundWorker(project, { ...fast, ...extra });
     // The first worker stops dead for 3 s (no renewals) each time it has read a batch, past its 2 s claim.
     const paused = start({ SEMSEARCH_FAILPOINT: "worker:read:pause" });
     await waitUntil(() => paused.log().includes("worker running in the foreground"), "the first worker");
@@ -189,15 +181,7 @@ describe.skipIf(!s3Available())("a project in an S3 bucket", () => {
       await ok(project, ["index", "status", id, "--wait"]);
       // (which worker indexed the rows after that is the workers' race: each object is indexed once either way)
       expect(paused.log()).not.toContain(`${id}: indexed`);
-      const { LanceStore } = (await import(new URL("../../dist/engine/store/lance-store.js", import.meta.url).href)) as typeof import("../../src/engine/store/lance-store.js");
-      const store = await LanceStore.open(`${project}/data`);
-      try {
-        const rows = await store.rowIds(`index_${id}`);
-        expect(rows).toHaveLength(20);
-        expect(new Set(rows).size).toBe(20);
-      } finally {
-        store.close();
-      }
+      await indexedOnce(project, id, 20);
     } finally {
       for (const worker of [paused, taker]) worker.child.kill("SIGTERM");
     }
