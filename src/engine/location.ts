@@ -75,6 +75,8 @@ function prefixProblem(prefix: string): string | null {
   const segments = prefix.split("/");
   if (segments.some((segment) => segment === "")) return "holds an empty part (two slashes in a row)";
   if (segments.some((segment) => segment === "." || segment === "..")) return 'holds a "." or ".." part';
+  // (another project's table: its files would be mixed with LanceDB's, whose cleanup removes files it does not know)
+  if (segments.some((segment) => segment.endsWith(".lance"))) return "lies inside a LanceDB table (a part ending in .lance)";
   // (in UTF-8 bytes: a store limits a key's bytes, and the project's own keys follow the prefix)
   const bytes = new TextEncoder().encode(prefix).length;
   if (bytes > 512) return `is ${bytes} bytes long in UTF-8 (at most 512)`;

@@ -9,7 +9,7 @@ import path from "node:path";
 import { mkdirSync, statSync } from "node:fs";
 import { fsError } from "./errors.js";
 import { parseState, readState, removeState, writeState, type StateRead } from "./state-files.js";
-import { readRecord, updateRecord, type RecordVersion } from "./state/record.js";
+import { readRecord, RecordUnreadable, updateRecord, type RecordVersion } from "./state/record.js";
 import type { StateStore } from "./state/store.js";
 
 export interface ProjectDocs {
@@ -69,8 +69,9 @@ export class FileDocs implements ProjectDocs {
  */
 export class RecordDocs implements ProjectDocs {
   /**
-   * The newest version of each document this process has read or written: a read lists only the
-   * versions after it (one listing, and a read of the record only when a newer one exists).
+   * The newest version of each document this process has read or written: a read lists from it
+   * (not every version since the first), and reads the newest version again (it may have been
+   * removed and made again).
    */
   private readonly known = new Map<string, RecordVersion>();
 
@@ -90,7 +91,14 @@ export class RecordDocs implements ProjectDocs {
   }
 
   async read<T>(name: string, schema: v.GenericSchema<unknown, T>): Promise<StateRead<T>> {
-    const record = await this.newest(name);
+    let record: RecordVersion | null;
+    try {
+      record = await this.newest(name);
+    } catch (error) {
+      // (damage the caller decides on, as on a damaged file: the catalog is refused, progress rebuilt)
+      if (error instanceof RecordUnreadable) return { ok: false, missing: false, reason: `its newest version ${error.key} is not a record` };
+      throw error;
+    }
     if (record === null || record.body === "") return { ok: false, missing: true, reason: "missing" };
     return parseState(record.body, schema);
   }

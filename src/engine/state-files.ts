@@ -47,7 +47,11 @@ export function parseState<T>(text: string, schema: v.GenericSchema<unknown, T>)
 
 /** The error for a state file that is damaged and cannot be derived again. */
 export function damaged(file: string, reason: string, hint: string): EnvironmentError {
-  return new EnvironmentError("CORRUPT_PROJECT", `The project file ${file} is damaged: ${reason}`, { hint });
+  // A bucket project's record is a folder of numbered versions (project-docs.ts): say how to mend one.
+  const bucket = /^[a-z0-9]+:\/\//.test(file)
+    ? ` In a bucket, ${file}/ is a folder of numbered versions whose newest is the value: removing the damaged newest version makes the one before it the value again; "remove" means removing every version.`
+    : "";
+  return new EnvironmentError("CORRUPT_PROJECT", `The project ${bucket ? "record" : "file"} ${file} is damaged: ${reason}`, { hint: hint + bucket });
 }
 
 /** Writes a JSON state file atomically; `mode` for files only their owner may read (API key digests). */

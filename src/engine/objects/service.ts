@@ -116,14 +116,12 @@ export async function addObjects(
         const flush = async () => {
           if (batch.size === 0) return;
           const first = await ctx.project.reserveSeq(batch.size);
-          const rows: ObjectRow[] = [...batch].map(([id, { object, base }], i) => ({
-            id,
-            body: JSON.stringify(object),
-            base,
-            seq: first + i,
-            created_at: existing.get(id) ?? stamp,
-            updated_at: stamp,
-          }));
+          const rows: ObjectRow[] = [...batch].map(([id, { object, base }], i) => {
+            const created = existing.get(id) ?? stamp;
+            // (the stamp is taken before waiting for the write lock: an add that waited for another's,
+            // which created the object meanwhile, would otherwise update it before its creation)
+            return { id, body: JSON.stringify(object), base, seq: first + i, created_at: created, updated_at: created > stamp ? created : stamp };
+          });
           const replaces = (row: ObjectRow) => existing.has(row.id) || written.has(row.id);
           await store.appendObjects(rows.filter((row) => !replaces(row)));
           await store.upsertObjects(rows.filter(replaces));

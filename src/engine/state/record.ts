@@ -10,7 +10,7 @@
  * that change often need a compaction that rules that out (docs/design/object-storage.md); readers
  * list only versions after the newest they know.
  */
-import { ConflictError } from "../errors.js";
+import { ConflictError, EnvironmentError } from "../errors.js";
 import type { StateStore } from "./store.js";
 
 export interface RecordVersion {
@@ -28,23 +28,45 @@ const versionName = (version: number) => String(version).padStart(DIGITS, "0");
 const PAGE = 1000;
 
 /**
- * The newest version of record `name`, or null when it has none. `known`: a version read before, so
- * that only newer ones are listed (it is returned again when there is none newer).
+ * The newest version of record `name`, or null when it has none; always read from the store (a
+ * version removed by hand and made again holds a new body). `known`: a version read before, so that
+ * the listing starts there (when it was removed since, the whole record is listed again).
+ * EnvironmentError CORRUPT_PROJECT (RecordUnreadable) when the newest listed version cannot be read
+ * twice in a row: something other than a record is at its key (a folder, say).
  */
 export async function readRecord(store: StateStore, name: string, known?: RecordVersion): Promise<RecordVersion | null> {
-  let listed: string[];
-  if (known !== undefined) listed = await store.list(name, versionName(known.version));
-  else {
-    // One page holds every version of most records; a longer history is searched (nearNewest).
-    listed = await store.list(name, undefined, PAGE);
-    if (listed.length >= PAGE) listed = await store.list(name, versionName(await nearNewest(store, name)));
+  let gone: string | null = null;
+  for (;;) {
+    const newest = await newestVersion(store, name, known);
+    if (newest === null) return null;
+    const record = await store.get(`${name}/${newest}`);
+    if (record !== null) return { version: Number(newest), body: record.body, writtenAt: record.writtenAt };
+    if (gone === newest) throw new RecordUnreadable(`${store.where}/${name}/${newest}`);
+    // (removed after it was listed: a newer one, or the one before, is the value now)
+    gone = newest;
+    known = undefined;
   }
-  const versions = listed.filter((entry) => VERSION.test(entry));
-  const newest = versions.at(-1);
-  if (newest === undefined) return known ?? null;
-  const record = await store.get(`${name}/${newest}`);
-  if (record === null) throw new ConflictError("RECORD_MISSING", `The record ${name} in ${store.where} lost its version ${Number(newest)} after listing it`, { hint: "Something removes the project's records: stop it, then try again." });
-  return { version: Number(newest), body: record.body, writtenAt: record.writtenAt };
+}
+
+/** A version of a record that is listed but cannot be read: something other than a record is at its key. */
+export class RecordUnreadable extends EnvironmentError {
+  constructor(readonly key: string) {
+    super("CORRUPT_PROJECT", `The project record ${key} is listed but cannot be read: something other than a record is there (a folder, say)`, {
+      hint: `Remove what is at ${key}: the version before it is then the record's value.`,
+    });
+  }
+}
+
+/** The name of the newest version of record `name` (starting the listing at `known`, when it is still there), or null. */
+async function newestVersion(store: StateStore, name: string, known?: RecordVersion): Promise<string | null> {
+  if (known !== undefined) {
+    const listed = (await store.list(name, known.version > 1 ? versionName(known.version - 1) : undefined)).filter((entry) => VERSION.test(entry));
+    if (listed[0] === versionName(known.version)) return listed.at(-1) as string;
+  }
+  // One page holds every version of most records; a longer history is searched (nearNewest).
+  let listed = await store.list(name, undefined, PAGE);
+  if (listed.length >= PAGE) listed = await store.list(name, versionName(await nearNewest(store, name)));
+  return listed.filter((entry) => VERSION.test(entry)).at(-1) ?? null;
 }
 
 /**

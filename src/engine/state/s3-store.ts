@@ -23,6 +23,8 @@ interface SdkError {
 const ACCESS = new Set(["InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "ExpiredToken", "InvalidToken", "TokenRefreshRequired", "AllAccessDisabled"]);
 /** The user metadata (x-amz-meta-…) in which a create-if-absent marks its write. */
 const WRITE_NONCE = "semsearch-write";
+/** How long one request to the store may take (records are small), for each of the SDK's five attempts. */
+const REQUEST_TIMEOUT_MS = 10_000;
 const NETWORK = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EPIPE"]);
 
 /**
@@ -83,7 +85,7 @@ export class S3StateStore implements StateStore {
   }
 
   /** A store for `s3://bucket/prefix`; loads the SDK (only remote projects pay for it). */
-  static async open(bucket: string, prefix: string, config: S3Config): Promise<S3StateStore> {
+  static async open(bucket: string, prefix: string, config: S3Config, limits: { requestTimeoutMs?: number; maxAttempts?: number } = {}): Promise<S3StateStore> {
     // On Node 20 the SDK prints a warning that its releases from 2027 will need Node 22: a notice
     // for this project's dependency updates, not for the user, whose stderr it would clutter.
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
@@ -92,8 +94,10 @@ export class S3StateStore implements StateStore {
       region: config.region,
       ...(config.endpoint ? { endpoint: config.endpoint } : {}),
       forcePathStyle: config.forcePathStyle,
-      maxAttempts: 5,
-      requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000 },
+      maxAttempts: limits.maxAttempts ?? 5,
+      // (without throwOnRequestTimeout the SDK only prints a warning, on stderr, and waits on: a
+      // server that accepts and never answers hung a command for as long as it stayed so)
+      requestHandler: { connectionTimeout: 5_000, requestTimeout: limits.requestTimeoutMs ?? REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true },
     });
     return new S3StateStore(sdk, client, bucket, prefix);
   }

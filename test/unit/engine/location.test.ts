@@ -82,3 +82,15 @@ describe("refused, with the reason", () => {
     expect(refusal("  ").code).toBe("EMPTY_PROJECT");
   });
 });
+
+describe("a bucket prefix inside a LanceDB table", () => {
+  it.each(["s3://b-1/p/data/objects.lance", "s3://b-1/p/data/objects.lance/x", "s3://b-1/t.lance"])("%s is refused: a project there would mix its files with the table's", (given) => {
+    const error = usageError(() => parseProjectLocation(given));
+    expect(error.code).toBe("INVALID_PROJECT");
+    expect(error.message).toContain("inside a LanceDB table");
+  });
+
+  it("a prefix beside another project's data is a project of its own", () => {
+    expect(parseProjectLocation("s3://b-1/p/data")).toMatchObject({ kind: "remote", prefix: "p/data" });
+  });
+});

@@ -170,3 +170,38 @@ describe("SEMSEARCH_LEASE_SECONDS", () => {
     expect(leaseTtlMs({ SEMSEARCH_LEASE_SECONDS: given })).toBe(ms);
   });
 });
+
+describe("records repaired by hand", () => {
+  it("a process that read a damaged newest version sees the repair: the version removed and made again", async () => {
+    const store = fresh();
+    const server = new RecordDocs(store, "x");
+    await server.write("catalog.json", { n: 1 });
+    await store.createIfAbsent("catalog.json/000000000002", "{garbage");
+    expect(await server.read("catalog.json", Doc)).toMatchObject({ ok: false, missing: false });
+    await store.remove("catalog.json/000000000002");
+    expect(await server.read("catalog.json", Doc)).toMatchObject({ ok: true, value: { n: 1 } });
+    await new RecordDocs(store, "x").write("catalog.json", { n: 7 }); // another process: version 2 again
+    expect(await server.read("catalog.json", Doc)).toMatchObject({ ok: true, value: { n: 7 } });
+  });
+
+  it("a folder where the newest version should be is damage naming its key, not a retry forever", async () => {
+    const local = fresh();
+    // (a bucket answers 404 for a key that is a folder's prefix; the local store would say EISDIR)
+    const store = Object.assign(Object.create(local) as LocalStateStore, { get: async (key: string) => (key.endsWith("/000000000002") ? null : local.get(key)) });
+    const docs = new RecordDocs(store, "x");
+    await docs.write("progress/idx_a.json", { n: 1 });
+    await store.createIfAbsent("progress/idx_a.json/000000000002/oops", "{}");
+    expect(await docs.read("progress/idx_a.json", Doc)).toEqual({ ok: false, missing: false, reason: expect.stringContaining("progress/idx_a.json/000000000002 is not a record") });
+    await expect(docs.write("progress/idx_a.json", { n: 2 })).rejects.toMatchObject({ code: "CORRUPT_PROJECT", exitCode: 6 });
+  });
+});
+
+describe("damage in a bucket's record", () => {
+  it("is named as a record, and the hint says how versions mend it", async () => {
+    const { damaged } = await import("../../../src/engine/state-files.js");
+    const error = damaged("s3://b/p/state/catalog.json", "not valid JSON", "Restore it from a backup.");
+    expect(error.message).toBe("The project record s3://b/p/state/catalog.json is damaged: not valid JSON");
+    expect(error.hint).toContain("Restore it from a backup. In a bucket, s3://b/p/state/catalog.json/ is a folder of numbered versions");
+    expect(damaged("/p/catalog.json", "x", "Restore it.").hint).toBe("Restore it.");
+  });
+});

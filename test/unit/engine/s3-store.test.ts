@@ -4,8 +4,8 @@
  * listing, the check that refuses a store ignoring `If-None-Match`, and each fault named, exit 6.
  */
 import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, describe, expect, it } from "vitest";
+import net, { type AddressInfo } from "node:net";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { EnvironmentError, UsageError } from "../../../src/engine/errors.js";
 import { s3Config } from "../../../src/engine/state/s3-config.js";
 import { S3StateStore } from "../../../src/engine/state/s3-store.js";
@@ -166,5 +166,23 @@ onServer("on a real S3-compatible server", () => {
     opened.push(s);
     const error = await failure(s.get("k"));
     expect(error.code).toBe("S3_UNREACHABLE");
+  });
+
+  it("an endpoint that accepts and never answers: S3_UNREACHABLE once its attempts time out, and nothing printed", async () => {
+    const silent = net.createServer(() => {}); // (holds each connection open, answers nothing)
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const warn = vi.spyOn(console, "warn");
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const s = await S3StateStore.open(await testBucket(), "p", s3Config({ ...process.env, AWS_ENDPOINT_URL: `http://127.0.0.1:${port}` }), { requestTimeoutMs: 300, maxAttempts: 2 });
+      opened.push(s);
+      const error = await failure(s.get("k"));
+      expect(error.code).toBe("S3_UNREACHABLE");
+      expect(error.message).toMatch(/ETIMEDOUT|TimeoutError/);
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+      silent.close();
+    }
   });
 });
