@@ -22,7 +22,8 @@ export default defineConfig({
           include: ["test/e2e/**/*.test.ts"],
           // Three files at a time on 2 cores: e2e tests wait on the CLI subprocesses they start (and,
           // for bucket projects, on the S3 server), so the cores sat a third idle with two (measured:
-          // the whole `npm test` 11 min 25 s with two, 9 min 47 s with three).
+          // the whole `npm test` 11 min 25 s with two; 9 min 47 s to 10 min 39 s with three; 10 min
+          // 29 s with four).
           maxWorkers: 3,
           sequence: { groupOrder: 1 }, // after the unit tests
           testTimeout: 180_000,
