@@ -164,10 +164,20 @@ export function isBucketAddress(address: string): boolean {
  * store tables there, but semsearch's state store (its leases and records) is written for S3 only.
  */
 export function projectAddress(given: string): string {
-  const location = parseProjectLocation(given);
-  if (location.kind === "local") return location.dir;
-  if (location.scheme !== "s3") {
-    throw new UsageError("REMOTE_PROJECT_UNSUPPORTED", `The project ${location.uri} is on ${location.scheme === "gs" ? "Google Cloud Storage" : "Azure Blob Storage"}, which semsearch cannot keep a project on yet (S3 only)`, {
+  // A store semsearch cannot use is said to be so rather than what else is wrong with its address
+  // (its bucket's name, say); control characters and bytes that are not UTF-8 are still refused first.
+  const unsupported = /^(gs|az):\/\//.exec(given)?.[1];
+  let location: ProjectLocation | null;
+  try {
+    location = parseProjectLocation(given);
+  } catch (error) {
+    if (!(unsupported && error instanceof UsageError && error.code === "INVALID_PROJECT" && !CONTROL.test(given) && !NOT_UTF8.test(given))) throw error;
+    location = null;
+  }
+  if (location?.kind === "local") return location.dir;
+  if (location === null || location.scheme !== "s3") {
+    const scheme = location?.scheme ?? unsupported;
+    throw new UsageError("REMOTE_PROJECT_UNSUPPORTED", `The project ${location?.uri ?? shown(given)} is on ${scheme === "gs" ? "Google Cloud Storage" : "Azure Blob Storage"}, which semsearch cannot keep a project on yet (S3 only)`, {
       // Versions before this one read the address as a relative path: a user of one has a project there.
       hint: `Use an S3 bucket (s3://bucket/prefix; S3-compatible servers through AWS_ENDPOINT_URL) or a local directory; nothing was written. Versions before this one read this address as a folder: a project they made is at ./${given.replace(/\/{2,}/g, "/").replace(/\/$/, "")} (relative to where they ran), which --project takes as it is.`,
     });

@@ -94,3 +94,13 @@ describe("a bucket prefix inside a LanceDB table", () => {
     expect(parseProjectLocation("s3://b-1/p/data")).toMatchObject({ kind: "remote", prefix: "p/data" });
   });
 });
+
+describe("Cloud Storage and Azure addresses", () => {
+  it.each(["gs://b/p", "az://x/y", "gs://Bad_Bucket"])("%s is refused as a store semsearch cannot use, whatever else is wrong with it", (given) => {
+    expect(usageError(() => projectAddress(given)).code).toBe("REMOTE_PROJECT_UNSUPPORTED");
+  });
+
+  it("a control character is refused first, as in any project path", () => {
+    expect(usageError(() => projectAddress("gs://b\n/p")).code).toBe("INVALID_PROJECT");
+  });
+});
