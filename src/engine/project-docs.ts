@@ -6,8 +6,7 @@
  */
 import type * as v from "valibot";
 import path from "node:path";
-import { mkdirSync, statSync } from "node:fs";
-import { fsError } from "./errors.js";
+import { statSync } from "node:fs";
 import { parseState, readState, removeState, writeState, type StateRead } from "./state-files.js";
 import { readRecord, RecordUnreadable, updateRecord, type RecordVersion } from "./state/record.js";
 import type { StateStore } from "./state/store.js";
@@ -28,24 +27,22 @@ export interface ProjectDocs {
 export class FileDocs implements ProjectDocs {
   constructor(private readonly dir: string) {}
 
+  /** Where document `name` of the project in `dir` is (also for messages before the documents are opened). */
+  static path(dir: string, name: string): string {
+    return path.join(dir, ...name.split("/"));
+  }
+
   where(name: string): string {
-    return path.join(this.dir, ...name.split("/"));
+    return FileDocs.path(this.dir, name);
   }
 
   async read<T>(name: string, schema: v.GenericSchema<unknown, T>): Promise<StateRead<T>> {
     return readState(this.where(name), schema);
   }
 
+  /** (a document in a folder, `progress/…`, needs its folder made first: Project makes it, with its rules for a project's folders) */
   async write(name: string, value: unknown, mode?: number): Promise<void> {
-    const file = this.where(name);
-    if (name.includes("/")) {
-      try {
-        mkdirSync(path.dirname(file), { recursive: true });
-      } catch (error) {
-        throw fsError(error, "create the directory", path.dirname(file));
-      }
-    }
-    writeState(file, value, mode);
+    writeState(this.where(name), value, mode);
   }
 
   async remove(name: string): Promise<void> {
@@ -77,11 +74,17 @@ export class RecordDocs implements ProjectDocs {
 
   constructor(
     private readonly store: StateStore,
-    private readonly base: string,
+    /** the project's address (`s3://bucket/prefix`), for messages */
+    private readonly project: string,
   ) {}
 
+  /** Where document `name` of the project at `project` is, for messages (also before the store is opened). */
+  static address(project: string, name: string): string {
+    return `${project}/state/${name}`;
+  }
+
   where(name: string): string {
-    return `${this.base}/${name}`;
+    return RecordDocs.address(this.project, name);
   }
 
   private async newest(name: string): Promise<RecordVersion | null> {

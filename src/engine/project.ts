@@ -121,7 +121,7 @@ export class Project {
       }
       const { S3StateStore } = await import("./state/s3-store.js");
       const store = await S3StateStore.open(location.bucket, location.prefix === "" ? "state" : `${location.prefix}/state`, s3Config(process.env));
-      return { docs: new RecordDocs(store, `${this.dir}/state`), locks: new LeaseLocks(store, () => store.checkConditionalWrites()) };
+      return { docs: new RecordDocs(store, this.dir), locks: new LeaseLocks(store, () => store.checkConditionalWrites()) };
     })();
     this.backendPromise = opening;
     opening.catch(() => {
@@ -155,7 +155,7 @@ export class Project {
 
   /** Where a state document is, for messages. */
   private where(name: string): string {
-    return this.remote ? `${this.dir}/state/${name}` : path.join(this.dir, ...name.split("/"));
+    return this.remote ? RecordDocs.address(this.dir, name) : FileDocs.path(this.dir, name);
   }
 
   private notADirectory(dir = this.dir): EnvironmentError {

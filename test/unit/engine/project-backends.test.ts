@@ -20,7 +20,7 @@ const Doc = v.object({ n: v.number() });
 describe("documents as records", () => {
   it("reads what was written last, reads a removal as missing, and names where a document is", async () => {
     const store = fresh();
-    const docs = new RecordDocs(store, "s3://bucket/p/state");
+    const docs = new RecordDocs(store, "s3://bucket/p");
     expect(await docs.read("catalog.json", Doc)).toEqual({ ok: false, missing: true, reason: "missing" });
     expect(await docs.writtenAt("catalog.json")).toBeNull();
     await docs.write("catalog.json", { n: 1 });
