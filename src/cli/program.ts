@@ -10,6 +10,7 @@ import type * as modelsCmds from "./commands/models-commands.js";
 import type * as workerCmd from "./commands/worker-command.js";
 import type * as serveCmd from "./commands/serve-command.js";
 import type * as keysCmds from "./commands/keys-commands.js";
+import type * as projectCmds from "./commands/project-commands.js";
 
 /**
  * A command's handler, loaded when that command runs: `--help` or `index list` does not load the
@@ -30,6 +31,7 @@ const modelsModule = () => import("./commands/models-commands.js") as Promise<ty
 const workerModule = () => import("./commands/worker-command.js") as Promise<typeof workerCmd>;
 const serveModule = () => import("./commands/serve-command.js") as Promise<typeof serveCmd>;
 const keysModule = () => import("./commands/keys-commands.js") as Promise<typeof keysCmds>;
+const projectModule = () => import("./commands/project-commands.js") as Promise<typeof projectCmds>;
 
 export const handlers = {
   demo: lazy(demoModule, "demoCommand"),
@@ -52,6 +54,7 @@ export const handlers = {
   keysCreate: lazy(keysModule, "keysCreate"),
   keysList: lazy(keysModule, "keysList"),
   keysRevoke: lazy(keysModule, "keysRevoke"),
+  projectCopy: lazy(projectModule, "projectCopy"),
 };
 export type Handlers = typeof handlers;
 
@@ -131,6 +134,8 @@ export const EXAMPLES: Record<string, string[]> = {
     "semsearch serve --no-auth --port 9000                               # loopback only",
     "semsearch serve --host 0.0.0.0 --port 8080 --max-searches 4         # reachable from other machines (keys required)",
   ],
+  project: ["semsearch project copy .semsearch s3://my-bucket/search"],
+  "project copy": ["semsearch project copy .semsearch s3://my-bucket/search    # move a local project to a bucket", "semsearch project copy s3://my-bucket/search ./backup"],
   keys: ["semsearch keys create --name ci --read-only", "semsearch keys list", "semsearch keys revoke key_abc123def456"],
   "keys create": ["semsearch keys create --name ci      # the key alone on stdout: KEY=$(semsearch keys create)", "semsearch keys create --read-only    # searches and reads only"],
   "keys list": ["semsearch keys list", "semsearch --json keys list | jq -r '.keys[] | select(.revoked_at == null) | .id'"],
@@ -269,6 +274,12 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .action(withGlobals(h.keysCreate));
   keys.command("list").description("list keys (ids, names, scopes; never the keys)").action(withGlobals(h.keysList));
   keys.command("revoke <id>").description("revoke a key by id or name: it stops working at once, also in a running server").action(withGlobals(h.keysRevoke));
+
+  const project = program.command("project").description("whole projects: copy one between directories and buckets");
+  project
+    .command("copy <from> <to>")
+    .description("copy a project whole (tables, indexes, keys) to a directory or s3://bucket/prefix that holds nothing; writers wait meanwhile")
+    .action(withGlobals(h.projectCopy));
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
     command.exitOverride();

@@ -9,6 +9,7 @@ import type * as build from "./build.js";
 import type * as indexes from "./indexes.js";
 import { resumeWorker, workerPid } from "./indexing/spawn.js";
 import type * as objects from "./objects/service.js";
+import type * as copy from "./project-copy.js";
 import { UsageError, type Warning } from "./errors.js";
 import { DEFAULT_PROJECT_DIR, Project, type WorkerState } from "./project.js";
 import { isBucketAddress, projectAddress } from "./location.js";
@@ -25,6 +26,7 @@ const objectsModule = () => import("./objects/service.js");
 const searchModule = () => import("./search/search.js");
 const modelsModule = () => import("./models.js");
 const thumbnailModule = () => import("./images/thumbnail.js");
+const copyModule = () => import("./project-copy.js");
 
 export * from "./errors.js";
 export { beforeEarlyExit } from "./exit-cleanups.js";
@@ -32,6 +34,7 @@ export type * from "./types.js";
 export type { SearchParams } from "./search/request.js";
 export type { ObjectsInput, AddObjectsOptions, AddObjectsResult, AddProgress } from "./objects/service.js";
 export type { BuildProgress, BuildReport, WaitOptions } from "./build.js";
+export type { CopyProgress, CopyResult } from "./project-copy.js";
 export type { CreateIndexBody, IndexConfiguration, FieldType } from "./config.js";
 export { FIELD_TYPES, INDEX_TYPES } from "./config.js";
 export { DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULTS, VECTOR_CANDIDATES } from "./search/limits.js";
@@ -201,6 +204,14 @@ export class Engine {
   }
 
   /** Known, bundled and downloaded models, with the indexes of this project that use each. */
+  /**
+   * Copies this project whole to `to` (a local directory or `s3://bucket/prefix` that holds nothing),
+   * holding this project's write lock meanwhile (project-copy.ts).
+   */
+  async copyProject(to: string, options: { onProgress?: (progress: copy.CopyProgress) => void } = {}): Promise<copy.CopyResult> {
+    return (await copyModule()).copyProject(this.ctx, new Project(resolveProject(to)), this.now, options.onProgress);
+  }
+
   async listModels(): Promise<models.ModelListEntry[]> {
     return (await modelsModule()).listModelEntries(await this.projectIndexes());
   }

@@ -12,6 +12,7 @@
  *   <project>/index.journal       while an index create or delete runs: the index and its tables
  *   <project>/tmp/                spooled standard input of an add
  *   <project>/worker.json         what the worker is doing (while it runs)
+ *   <project>/copy.journal        while `project copy` fills this project: where from (project-copy.ts)
  *   <project>/write.lock, worker.lock, worker.log
  */
 import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
@@ -40,6 +41,9 @@ import {
   type IndexProgress,
   type WorkerState,
 } from "./project-state.js";
+
+/** What `project copy` records in the project it fills, until it is done. */
+const CopyJournalSchema = v.object({ from: v.string(), started_at: v.string() });
 import { ownerAlive, ownerTag, tagAlive, type Owner } from "./owner.js";
 import { damaged } from "./state-files.js";
 import type { IndexRecord } from "./types.js";
@@ -54,6 +58,8 @@ const ADD_JOURNAL = "add.journal";
 const DELETE_JOURNAL = "delete.journal";
 const INDEX_JOURNAL = "index.journal";
 const WORKER_STATE = "worker.json";
+const COPY_JOURNAL = "copy.journal";
+const KEYS = "keys.json";
 const progressDoc = (indexId: string) => `progress/${indexId}.json`;
 
 /** Default project directory, relative to the working directory. */
@@ -243,6 +249,49 @@ export class Project {
     return read.missing ? null : { pid: 0, ids: null };
   }
 
+  /** Marks this project as being filled by `project copy` from `from` (its write lock held): see project-copy.ts. */
+  async beginCopy(from: string, startedAt: string): Promise<void> {
+    await (await this.docs()).write(COPY_JOURNAL, { from, started_at: startedAt });
+  }
+
+  async endCopy(): Promise<void> {
+    await (await this.docs()).remove(COPY_JOURNAL);
+  }
+
+  /** The copy that was filling this project and did not finish, if any (a damaged journal: `from` unknown). */
+  async unfinishedCopy(): Promise<{ from: string | null } | null> {
+    const read = await (await this.docs()).read(COPY_JOURNAL, CopyJournalSchema);
+    if (read.ok) return { from: read.value.from };
+    return read.missing ? null : { from: null };
+  }
+
+  /**
+   * The documents a copy of the project carries, in the order to write them, the catalog last (its
+   * presence makes a project): the sequence counter, each index's progress, the keys. Not the
+   * journals (a copy is made with none pending), the worker's state, or the locks.
+   */
+  async exportDocuments(): Promise<{ name: string; value: unknown; mode?: number }[]> {
+    const docs = await this.docs();
+    const indexes = await this.indexes(); // (a damaged catalog is refused here)
+    const out: { name: string; value: unknown; mode?: number }[] = [];
+    for (const [name, mode] of [[SEQ], ...indexes.map((index) => [progressDoc(index.id)]), [KEYS, 0o600], [CATALOG]] as [string, number?][]) {
+      const read = await docs.read(name, v.unknown());
+      if (read.ok) out.push({ name, value: read.value, ...(mode !== undefined ? { mode } : {}) });
+      else if (!read.missing) throw damaged(this.where(name), read.reason, "Mend it (or remove it, for progress, which the worker rebuilds) in the project copied from, then copy again.");
+    }
+    return out;
+  }
+
+  /** Writes documents a copy carries (exportDocuments), in their order, making a local project's folders first. */
+  async importDocuments(documents: readonly { name: string; value: unknown; mode?: number }[]): Promise<void> {
+    if (!this.remote) {
+      this.mkdir(this.where("progress"));
+      this.mkdir(this.dataDir);
+    }
+    const docs = await this.docs();
+    for (const { name, value, mode } of documents) await docs.write(name, value, mode);
+  }
+
   /** Records (write lock held) that an index is being created or deleted, naming the tables it creates or drops. */
   async beginIndexWork(journal: IndexJournal): Promise<void> {
     await (await this.docs()).write(INDEX_JOURNAL, journal);
@@ -293,9 +342,19 @@ export class Project {
       if (code === "ENOTDIR") throw this.notADirectory();
       if (code !== "ENOENT") throw fsError(error, "read", this.dir);
     }
+    const copy = await this.unfinishedCopy();
+    if (copy) throw this.copyUnfinished(copy.from);
     const held = this.heldData();
     if (held.length > 0) throw this.missingCatalog(held);
     return false;
+  }
+
+  /** A project that `project copy` was filling and did not finish (it has no catalog yet). */
+  copyUnfinished(from: string | null): EnvironmentError {
+    const again = from === null ? "run the copy again" : `run \`semsearch project copy ${from} ${this.dir}\` again`;
+    return new EnvironmentError("COPY_UNFINISHED", `The project ${this.dir} is an unfinished copy${from === null ? "" : ` of ${from}`}: a project copy was stopped before it ended`, {
+      hint: `To finish it, ${again}: it starts over. Or remove ${this.dir}.`,
+    });
   }
 
   /** A bucket project exists once its catalog does; without one, any other state document means it was lost. */
@@ -303,6 +362,8 @@ export class Project {
     const docs = await this.docs();
     const catalog = await docs.read(CATALOG, v.unknown());
     if (catalog.ok || !catalog.missing) return true; // (a damaged one is reported by indexes())
+    const copy = await this.unfinishedCopy();
+    if (copy) throw this.copyUnfinished(copy.from);
     const held: string[] = [];
     for (const name of [SEQ, ADD_JOURNAL, DELETE_JOURNAL, INDEX_JOURNAL]) if ((await docs.writtenAt(name)) !== null) held.push(name);
     if (held.length > 0) throw this.missingCatalog(held);
@@ -399,6 +460,20 @@ export class Project {
    */
   async locked<T>(fn: () => Promise<T>, timeoutMs?: number, fence?: () => Promise<void>): Promise<T> {
     await this.init();
+    return this.holdingWriteLock(fn, timeoutMs, fence);
+  }
+
+  /**
+   * Runs `fn` holding the write lock of a project that does not exist yet, without making it (no
+   * catalog): `project copy` fills it (project-copy.ts). A local project's directory is made for the lock.
+   */
+  async filling<T>(fn: () => Promise<T>): Promise<T> {
+    if (!this.remote) this.mkdir(this.dir);
+    await (await this.locks()).checkStore();
+    return this.holdingWriteLock(fn);
+  }
+
+  private async holdingWriteLock<T>(fn: () => Promise<T>, timeoutMs?: number, fence?: () => Promise<void>): Promise<T> {
     const lock = await (await this.locks()).acquireWrite(timeoutMs);
     this.writing = lock;
     try {

@@ -6,6 +6,7 @@
  */
 import type { S3Client } from "@aws-sdk/client-s3";
 import { randomBytes } from "node:crypto";
+import { Readable } from "node:stream";
 import { EnvironmentError } from "../errors.js";
 import type { S3Config } from "./s3-config.js";
 import { checkKey, type StateObject, type StateStore } from "./store.js";
@@ -58,6 +59,116 @@ export function s3Fault(error: unknown, where: string, doing: string): Environme
   return new EnvironmentError("S3_ERROR", `The store of ${where} failed a request (${name || "error"}${status ? `, HTTP ${status}` : ""}, ${doing})`, { ...cause, hint: "Try again; if it persists, check the store's logs." });
 }
 
+interface ClientLimits {
+  requestTimeoutMs?: number;
+  maxAttempts?: number;
+  checksumsWhenRequired?: boolean;
+}
+
+/** The SDK (loaded now: only remote projects pay for it) and a client for `config`. */
+async function openClient(config: S3Config, limits: ClientLimits): Promise<{ sdk: Sdk; client: S3Client }> {
+  // On Node 20 the SDK prints a warning that its releases from 2027 will need Node 22: a notice
+  // for this project's dependency updates, not for the user, whose stderr it would clutter.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+  const sdk = await import("@aws-sdk/client-s3");
+  const client = new sdk.S3Client({
+    region: config.region,
+    ...(config.endpoint ? { endpoint: config.endpoint } : {}),
+    forcePathStyle: config.forcePathStyle,
+    maxAttempts: limits.maxAttempts ?? 5,
+    ...(limits.checksumsWhenRequired ? { requestChecksumCalculation: "WHEN_REQUIRED" as const } : {}),
+    // (without throwOnRequestTimeout the SDK only prints a warning, on stderr, and waits on: a
+    // server that accepts and never answers hung a command for as long as it stayed so)
+    requestHandler: { connectionTimeout: 5_000, requestTimeout: limits.requestTimeoutMs ?? REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true },
+  });
+  return { sdk, client };
+}
+
+/** How large a file S3Files.write reads into memory before sending it (larger ones are streamed). */
+const BUFFERED_BYTES = 256 * 1024 * 1024;
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** A file of a tree of files (see S3Files): its key below the tree's folder, and its size in bytes. */
+export interface TreeFile {
+  key: string;
+  size: number;
+}
+
+/**
+ * The files under one folder of a bucket (a project's LanceDB tables, `<prefix>/data/`), as bytes:
+ * what `semsearch project copy` reads and writes. Keys are relative to the folder, `/`-separated.
+ */
+export class S3Files {
+  readonly where: string;
+
+  private constructor(
+    private readonly sdk: Sdk,
+    private readonly client: S3Client,
+    private readonly bucket: string,
+    /** the folder, without slashes at either end */
+    private readonly folder: string,
+  ) {
+    this.where = `s3://${bucket}/${folder}`;
+  }
+
+  static async open(bucket: string, folder: string, config: S3Config): Promise<S3Files> {
+    // (a minute per request: a file may be large, and the timeout is the socket's idle time)
+    // (a body streamed with the SDK's default checksum is sent in aws-chunked encoding, which some
+    // S3-compatible servers refuse, Ceph RGW with 411: checksums only where the operation needs one)
+    const { sdk, client } = await openClient(config, { requestTimeoutMs: 60_000, checksumsWhenRequired: true });
+    return new S3Files(sdk, client, bucket, folder);
+  }
+
+  private async send<T>(doing: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      throw s3Fault(error, this.where, doing);
+    }
+  }
+
+  /** Every file under the folder, in byte order of their keys. */
+  async list(): Promise<TreeFile[]> {
+    const start = `${this.folder}/`;
+    const files: TreeFile[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.send("listing files", () =>
+        this.client.send(new this.sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: start, ...(token ? { ContinuationToken: token } : {}) })),
+      );
+      for (const entry of page.Contents ?? []) if (entry.Key && entry.Key.length > start.length) files.push({ key: entry.Key.slice(start.length), size: entry.Size ?? 0 });
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return files.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /** The bytes of the file `key`, as a stream. */
+  async read(key: string): Promise<Readable> {
+    const answer = await this.send(`reading ${key}`, () => this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.bucket, Key: `${this.folder}/${key}` })));
+    if (!(answer.Body instanceof Readable)) throw new Error(`the store answered ${key} without a body`);
+    return answer.Body;
+  }
+
+  /**
+   * Writes the file `key` whole from `body` (`size` bytes; at most 5 GB, S3's limit for one PUT). A
+   * file up to BUFFERED_BYTES is read into memory first, so that the SDK can send it again on a retry
+   * (a stream it cannot).
+   */
+  async write(key: string, body: Readable, size: number): Promise<void> {
+    const bytes = size <= BUFFERED_BYTES ? await readAll(body) : body;
+    await this.send(`writing ${key}`, () => this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.bucket, Key: `${this.folder}/${key}`, Body: bytes, ContentLength: size })));
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+}
+
 export class S3StateStore implements StateStore {
   readonly where: string;
   /** The store's clock minus this machine's, from the newest answer's `Date` (0 until one arrives). */
@@ -85,20 +196,8 @@ export class S3StateStore implements StateStore {
   }
 
   /** A store for `s3://bucket/prefix`; loads the SDK (only remote projects pay for it). */
-  static async open(bucket: string, prefix: string, config: S3Config, limits: { requestTimeoutMs?: number; maxAttempts?: number } = {}): Promise<S3StateStore> {
-    // On Node 20 the SDK prints a warning that its releases from 2027 will need Node 22: a notice
-    // for this project's dependency updates, not for the user, whose stderr it would clutter.
-    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
-    const sdk = await import("@aws-sdk/client-s3");
-    const client = new sdk.S3Client({
-      region: config.region,
-      ...(config.endpoint ? { endpoint: config.endpoint } : {}),
-      forcePathStyle: config.forcePathStyle,
-      maxAttempts: limits.maxAttempts ?? 5,
-      // (without throwOnRequestTimeout the SDK only prints a warning, on stderr, and waits on: a
-      // server that accepts and never answers hung a command for as long as it stayed so)
-      requestHandler: { connectionTimeout: 5_000, requestTimeout: limits.requestTimeoutMs ?? REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true },
-    });
+  static async open(bucket: string, prefix: string, config: S3Config, limits: ClientLimits = {}): Promise<S3StateStore> {
+    const { sdk, client } = await openClient(config, limits);
     return new S3StateStore(sdk, client, bucket, prefix);
   }
 
