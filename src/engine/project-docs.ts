@@ -8,7 +8,7 @@ import type * as v from "valibot";
 import path from "node:path";
 import { statSync } from "node:fs";
 import { parseState, readState, removeState, writeState, type StateRead } from "./state-files.js";
-import { readRecord, RecordUnreadable, updateRecord, type RecordVersion } from "./state/record.js";
+import { COMPACT_EVERY, compactRecord, readRecord, RecordUnreadable, updateRecord, type RecordVersion } from "./state/record.js";
 import type { StateStore } from "./state/store.js";
 
 export interface ProjectDocs {
@@ -60,9 +60,9 @@ export class FileDocs implements ProjectDocs {
 
 /**
  * A bucket project's documents: each a versioned record under `state/` (state/record.ts), the newest
- * version its value. A removal writes an empty version, read as no document: versions are never
- * removed (see record.ts). Written only under the project's write lease, so a write replaces
- * whatever is newest.
+ * version its value. A removal writes an empty version, read as no document. Written under the
+ * project's write lease, so a write replaces whatever is newest, and old versions may be compacted
+ * away (record.ts); the one exception, the worker's state, is a report whose lost write costs nothing.
  */
 export class RecordDocs implements ProjectDocs {
   /**
@@ -108,13 +108,18 @@ export class RecordDocs implements ProjectDocs {
 
   async write(name: string, value: unknown): Promise<void> {
     const body = JSON.stringify(value);
-    const written = await updateRecord(this.store, name, () => body);
-    if (written !== null) this.known.set(name, written);
+    await this.written(name, await updateRecord(this.store, name, () => body));
   }
 
   async remove(name: string): Promise<void> {
-    const written = await updateRecord(this.store, name, (current) => (current === null || current === "" ? null : ""));
-    if (written !== null) this.known.set(name, written);
+    await this.written(name, await updateRecord(this.store, name, (current) => (current === null || current === "" ? null : "")));
+  }
+
+  /** Notes the version written, and compacts the record at every COMPACT_EVERY-th (its writes are under the write lease: see record.ts). */
+  private async written(name: string, version: RecordVersion | null): Promise<void> {
+    if (version === null) return;
+    this.known.set(name, version);
+    if (version.version % COMPACT_EVERY === 0) await compactRecord(this.store, name, version.version);
   }
 
   async writtenAt(name: string): Promise<number | null> {

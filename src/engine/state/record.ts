@@ -5,10 +5,11 @@
  * the other reads again (optimistic concurrency): no lock is needed, a writer that paused past
  * another's write cannot overwrite it, and no store needs conditional replacement.
  *
- * Versions are never removed here: a writer that read version n and paused could otherwise create
- * version n+1 again after it was removed, a write nobody reads that it would take for done. Records
- * that change often need a compaction that rules that out (docs/design/object-storage.md); readers
- * list only versions after the newest they know.
+ * Old versions are removed by compactRecord, which keeps the newest KEEP_VERSIONS. A writer that
+ * read version n and paused could create version n+1 again after it was removed: a write nobody
+ * reads, which it would take for done. So only a record whose every write is checked against the
+ * project's write lease afterwards may be compacted (a writer that paused through KEEP_VERSIONS
+ * others' writes lost its lease, and says so); readers list only versions after the newest they know.
  */
 import { ConflictError, EnvironmentError } from "../errors.js";
 import type { StateStore } from "./store.js";
@@ -92,6 +93,25 @@ async function nearNewest(store: StateStore, name: string): Promise<number> {
     else high = middle;
   }
   return low;
+}
+
+/**
+ * Versions a compaction keeps below the newest: a damaged newest version, removed by hand, leaves the
+ * one before it as the value (deploy.md), and a reader that listed a few versions ago still finds them.
+ */
+export const KEEP_VERSIONS = 20;
+/** A record is compacted when its version is a multiple of this (an amortised removal per write). */
+export const COMPACT_EVERY = 100;
+
+/**
+ * Removes the versions of record `name` older than the newest KEEP_VERSIONS, given its newest
+ * version, up to a page of them (a longer history is removed over the following compactions). Only
+ * for records written under a lease (see the header).
+ */
+export async function compactRecord(store: StateStore, name: string, newest: number): Promise<number> {
+  const old = (await store.list(name, undefined, PAGE)).filter((entry) => VERSION.test(entry) && Number(entry) <= newest - KEEP_VERSIONS);
+  for (let at = 0; at < old.length; at += 16) await Promise.all(old.slice(at, at + 16).map((entry) => store.remove(`${name}/${entry}`)));
+  return old.length;
 }
 
 /**

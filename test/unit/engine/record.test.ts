@@ -8,7 +8,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { LocalStateStore } from "../../../src/engine/state/local-store.js";
-import { readRecord, updateRecord, writeRecord } from "../../../src/engine/state/record.js";
+import * as v from "valibot";
+import { RecordDocs } from "../../../src/engine/project-docs.js";
+import { COMPACT_EVERY, compactRecord, KEEP_VERSIONS, readRecord, updateRecord, writeRecord } from "../../../src/engine/state/record.js";
 import type { StateStore } from "../../../src/engine/state/store.js";
 import { s3Available, s3TestStore } from "../../helpers/s3-state.js";
 
@@ -47,6 +49,30 @@ describe.each(stores)("records on a %s store", (_kind, make) => {
     await updateRecord(store, "r", () => "x");
     expect(await updateRecord(store, "r", () => null)).toMatchObject({ version: 1, body: "x" });
     expect(await store.list("r")).toEqual(["000000000001"]);
+  });
+});
+
+describe("compaction", () => {
+  it("a record written through RecordDocs keeps at most COMPACT_EVERY + KEEP_VERSIONS versions, and its value", async () => {
+    const store = new LocalStateStore(mkdtempSync(path.join(tmpdir(), "compact-")));
+    const docs = new RecordDocs(store, "s3://b/p");
+    for (let i = 1; i <= 2 * COMPACT_EVERY + 5; i++) await docs.write("progress/idx_a.json", { n: i });
+    const versions = await store.list("progress/idx_a.json");
+    expect(versions.length).toBeLessThanOrEqual(COMPACT_EVERY + KEEP_VERSIONS);
+    // (the newest KEEP_VERSIONS before the compaction are kept: a damaged newest version can be removed by hand)
+    expect(versions[0]).toBe(String(2 * COMPACT_EVERY - KEEP_VERSIONS + 1).padStart(12, "0"));
+    expect(versions.at(-1)).toBe(String(2 * COMPACT_EVERY + 5).padStart(12, "0"));
+    const read = await new RecordDocs(store, "s3://b/p").read("progress/idx_a.json", v.object({ n: v.number() }));
+    expect(read).toMatchObject({ ok: true, value: { n: 2 * COMPACT_EVERY + 5 } });
+  });
+
+  it("compactRecord removes a long history a page at a time, never the newest versions", async () => {
+    const store = new LocalStateStore(mkdtempSync(path.join(tmpdir(), "compact-long-")));
+    for (let version = 0; version < 1_500; version++) await writeRecord(store, "r", version, String(version + 1));
+    expect(await compactRecord(store, "r", 1_500)).toBe(1_000);
+    expect(await compactRecord(store, "r", 1_500)).toBe(1_500 - KEEP_VERSIONS - 1_000);
+    expect(await store.list("r")).toHaveLength(KEEP_VERSIONS);
+    expect(await readRecord(store, "r")).toMatchObject({ version: 1_500, body: "1500" });
   });
 });
 
