@@ -171,25 +171,26 @@ export class LeaseLocks implements ProjectLocks {
     },
   };
 
-  private async hold(name: string, waitMs: number): Promise<{ lease: HeldLease; lost: () => boolean; stop: () => void }> {
+  /** Takes lease `name` (waiting up to `waitMs`) and renews it until released. */
+  private async hold(name: string, waitMs: number): Promise<{ lease: HeldLease; stillHeld: () => Promise<boolean>; release: AsyncRelease }> {
     const lease = await acquireLease(await this.checkedStore(), name, { ...this.options, waitMs });
     let lost = false;
     const stop = lease.keepAlive(() => {
       lost = true;
     });
-    return { lease, lost: () => lost, stop };
-  }
-
-  async acquireWrite(timeoutMs = 120_000) {
-    const { lease, lost, stop } = await this.hold("write", timeoutMs);
     return {
-      fenceNeeded: lease.fenceNeeded,
-      stillHeld: async () => !lost() && (await lease.holds()),
+      lease,
+      stillHeld: async () => !lost && (await lease.holds()),
       release: async () => {
         stop();
         await lease.release();
       },
     };
+  }
+
+  async acquireWrite(timeoutMs = 120_000) {
+    const { lease, stillHeld, release } = await this.hold("write", timeoutMs);
+    return { fenceNeeded: lease.fenceNeeded, stillHeld, release };
   }
 
   async describeWriter(): Promise<string> {
@@ -207,18 +208,10 @@ export class LeaseLocks implements ProjectLocks {
   }
 
   /** Takes lease `name` if no live process holds it, renewing it until released; null when one does. */
-  private async tryHold(name: string): Promise<{ lease: HeldLease; lost: () => boolean; release: AsyncRelease } | null> {
+  private async tryHold(name: string): Promise<{ stillHeld: () => Promise<boolean>; release: AsyncRelease } | null> {
     if (await this.live(name)) return null;
     try {
-      const { lease, lost, stop } = await this.hold(name, 0);
-      return {
-        lease,
-        lost,
-        release: async () => {
-          stop();
-          await lease.release();
-        },
-      };
+      return await this.hold(name, 0);
     } catch (error) {
       if (error instanceof ConflictError && error.code === "LOCKED") return null; // another took it first
       throw error;
@@ -234,30 +227,36 @@ export class LeaseLocks implements ProjectLocks {
    * no background worker beside it); its records are removed when it leaves.
    */
   async joinWorkers(): Promise<AsyncRelease> {
+    // (the presences of workers that were killed, each named for its worker alone, are dropped by
+    // the workers that come after: readers, who may hold read-only credentials, write nothing)
+    for (const name of await this.presences()) if (!(await this.live(name))) await this.removeLease(name);
     const name = `${WORKERS}${randomBytes(8).toString("hex")}`;
     const held = await this.tryHold(name);
     if (held === null) throw new Error(`the fresh presence ${name} is taken`); // (random: never)
     return async () => {
       await held.release();
-      for (const entry of await this.store.list(`leases/${name}`)) await this.store.remove(`leases/${name}/${entry}`);
+      await this.removeLease(name);
     };
   }
 
+  /** The lease names of foreground workers' presences. */
+  private async presences(): Promise<string[]> {
+    return (await this.store.list("leases")).filter((name) => name.startsWith(WORKERS));
+  }
+
+  private async removeLease(name: string): Promise<void> {
+    for (const entry of await this.store.list(`leases/${name}`)) await this.store.remove(`leases/${name}/${entry}`);
+  }
+
   async claim(indexId: string): Promise<Claim | null> {
-    const held = await this.tryHold(`claim-${indexId}`);
-    return held && { stillHeld: async () => !held.lost() && (await held.lease.holds()), release: held.release };
+    return this.tryHold(`claim-${indexId}`);
   }
 
   /** The live workers' leases: the background worker's, then the foreground workers' presences. */
   private async liveWorkers(): Promise<LeaseHolder[]> {
-    const names = ["worker", ...(await this.store.list("leases")).filter((name) => name.startsWith(WORKERS))];
     const live: LeaseHolder[] = [];
-    for (const name of names) {
-      if (!(await this.live(name))) {
-        // (a foreground worker that was killed: its presence, named for it alone, is dropped)
-        if (name !== "worker") for (const entry of await this.store.list(`leases/${name}`)) await this.store.remove(`leases/${name}/${entry}`);
-        continue;
-      }
+    for (const name of ["worker", ...(await this.presences())]) {
+      if (!(await this.live(name))) continue;
       const holder = (await leaseState(this.store, name))?.holder;
       if (holder) live.push(holder);
     }

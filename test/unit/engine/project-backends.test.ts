@@ -13,6 +13,7 @@ import { RecordDocs } from "../../../src/engine/project-docs.js";
 import { LeaseLocks, leaseTtlMs } from "../../../src/engine/project-locks.js";
 import { LocalStateStore } from "../../../src/engine/state/local-store.js";
 import { acquireLease } from "../../../src/engine/state/lease.js";
+import { waitFor } from "../../helpers/wait.js";
 
 const fresh = () => new LocalStateStore(mkdtempSync(path.join(tmpdir(), "backend-")));
 const Doc = v.object({ n: v.number() });
@@ -145,6 +146,27 @@ describe("several workers of a bucket project", () => {
     expect(await a.worker()).toBeNull();
     // (a folder left empty on a local store; a bucket has no empty folders)
     for (const name of (await store.list("leases")).filter((entry) => entry.startsWith("workers-"))) expect(await store.list(`leases/${name}`)).toEqual([]);
+  });
+
+  it("a killed worker's presence is dropped by the next worker that joins, never by a reader (who may not write)", async () => {
+    const store = fresh();
+    // (a presence left by a worker on another machine that was killed: never renewed, not released, 1 s)
+    await acquireLease(store, "workers-0123456789abcdef", { ttlMs: 1000 });
+    const writes: string[] = [];
+    const watched = Object.assign(Object.create(store) as LocalStateStore, {
+      remove: async (key: string) => {
+        writes.push(key);
+        await store.remove(key);
+      },
+    });
+    const reader = new LeaseLocks(watched, async () => {});
+    await waitFor("the presence to expire", async () => (await reader.worker()) === null);
+    expect(await reader.describeWorker()).toBe("another process");
+    expect(writes).toEqual([]);
+    expect(await store.list("leases/workers-0123456789abcdef")).not.toEqual([]);
+    const leave = await new LeaseLocks(store, async () => {}).joinWorkers();
+    expect(await store.list("leases/workers-0123456789abcdef")).toEqual([]);
+    await leave();
   });
 
   it("a local project's one worker holds every claim", async () => {
