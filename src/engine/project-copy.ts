@@ -14,7 +14,7 @@
  *   a project; a copy stopped half-way is reported as such by every command there, and running the
  *   same copy again starts it over.
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, realpathSync } from "node:fs";
 import path from "node:path";
 import type { EngineContext } from "./context.js";
 import { ConflictError, EnvironmentError, fsError, NotFoundError, UsageError } from "./errors.js";
@@ -55,7 +55,7 @@ function nested(a: string, b: string): boolean {
 
 export async function copyProject(source: EngineContext, target: Project, now: () => Date, onProgress?: (progress: CopyProgress) => void): Promise<CopyResult> {
   const from = source.project;
-  if (nested(from.dir, target.dir)) {
+  if (nested(realPlace(from.dir), realPlace(target.dir))) {
     throw new UsageError("COPY_INTO_ITSELF", `Cannot copy the project ${from.dir} to ${target.dir}: one is inside the other`, { hint: "Copy it to a place outside the project." });
   }
   if (!(await from.exists())) throw new NotFoundError("PROJECT_NOT_FOUND", `There is no project at ${from.dir} to copy`, { hint: "Name the project to copy as --project (or SEMSEARCH_PROJECT) names it." });
@@ -64,11 +64,17 @@ export async function copyProject(source: EngineContext, target: Project, now: (
     await checkEmpty(target, targetFiles, from.dir);
     return await source.locked(() =>
       target.filling(async () => {
-        await checkEmpty(target, targetFiles, from.dir); // (again, under the lock: another copy may have got there first)
+        const again = await checkEmpty(target, targetFiles, from.dir); // (again, under the lock: another copy may have got there first)
+        // The source is read through and its documents read before anything is written: a damaged
+        // table or keys document is refused here, rather than copied (the copy may be the backup).
+        await (await source.store()).checkTables();
+        const documents = await from.exportDocuments();
         await target.beginCopy(from.dir, now().toISOString());
+        // (a copy run again starts over: what the stopped one wrote goes, its temporary files too,
+        // whatever the source holds now)
+        if (again) await targetFiles.clear();
         const { files, bytes } = await copyFiles(sourceFiles, targetFiles, onProgress);
         failpoint("copy:documents");
-        const documents = await from.exportDocuments();
         await from.checkWriteLease(); // (a bucket source's lease lost meanwhile: what was copied may not be one state)
         await target.importDocuments(documents);
         failpoint("copy:end");
@@ -83,35 +89,56 @@ export async function copyProject(source: EngineContext, target: Project, now: (
 }
 
 /**
- * Refuses a destination that is a project or holds files, unless they are what a copy of this same
- * source left unfinished (which is then started over). A copy stopped after it wrote the catalog
- * had finished: its journal is left, and ignored.
+ * A local place with its symbolic links resolved (its nearest existing folder's real path, and the
+ * rest as named), so that a link into the project is seen to be inside it; a bucket's address as it is.
  */
-async function checkEmpty(target: Project, files: DataFiles, from: string): Promise<void> {
+function realPlace(place: string): string {
+  if (/^[a-z0-9]+:\/\//.test(place)) return place;
+  let existing = place;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return path.join(realpathSync(existing), ...rest.reverse());
+    } catch {
+      const parent = path.dirname(existing);
+      if (parent === existing) return place;
+      rest.push(path.basename(existing));
+      existing = parent;
+    }
+  }
+}
+
+/**
+ * Refuses a destination that is a project or holds anything, unless it is what a copy of this same
+ * source left unfinished: true then (the copy starts over). A copy stopped after it wrote the
+ * catalog had finished: its journal is left, and ignored.
+ */
+async function checkEmpty(target: Project, files: DataFiles, from: string): Promise<boolean> {
   let exists: boolean;
   try {
     exists = await target.exists();
   } catch (error) {
     if (!(error instanceof EnvironmentError && error.code === "COPY_UNFINISHED")) throw error;
     const unfinished = await target.unfinishedCopy();
-    if (unfinished?.from === from) return;
+    if (unfinished?.from === from) return true;
     throw new ConflictError("DESTINATION_NOT_EMPTY", `${target.dir} holds an unfinished copy of ${unfinished?.from ?? "another project"}`, { hint: `Remove ${target.dir}, or copy to another place.` });
   }
   if (exists) throw new ConflictError("PROJECT_EXISTS", `${target.dir} is a project already`, { hint: "Copy to a new place: a copy never merges into a project." });
   // (a local directory that holds anything else: a project's files would be mixed into it; in a
-  // bucket, the data folder is what LanceDB would mix with)
-  const held = target.remote ? (await files.list()).map((file) => file.key) : localEntries(target.dir);
+  // bucket, the data and state folders are what a project would be mixed with)
+  const held = target.remote ? [...(await files.list()).map((file) => `data/${file.key}`), ...(await target.heldState()).map((name) => `state/${name}`)] : localEntries(target.dir);
   if (held.length > 0) {
-    throw new ConflictError("DESTINATION_NOT_EMPTY", `${target.remote ? files.where : target.dir} is not empty (it holds ${held[0]}${held.length > 1 ? ` and ${held.length - 1} more` : ""})`, {
+    throw new ConflictError("DESTINATION_NOT_EMPTY", `${target.dir} is not empty (it holds ${held[0]}${held.length > 1 ? ` and ${held.length - 1} more` : ""})`, {
       hint: "Copy to a place that holds nothing, or that does not exist yet.",
     });
   }
+  return false;
 }
 
-/** What a local directory holds, but for the write lock the copy itself takes and hidden temporary files; none when it does not exist. */
+/** What a local directory holds, but for the write lock (and its taker's temporary file); none when it does not exist. */
 function localEntries(dir: string): string[] {
   try {
-    return readdirSync(dir).filter((name) => name !== "write.lock" && !name.startsWith("."));
+    return readdirSync(dir).filter((name) => !/^write\.lock(\.\d+\.[0-9a-f]+\.tmp)?$/.test(name));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw fsError(error, "read", dir);

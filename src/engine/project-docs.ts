@@ -115,6 +115,11 @@ export class RecordDocs implements ProjectDocs {
     await this.written(name, await updateRecord(this.store, name, (current) => (current === null || current === "" ? null : "")));
   }
 
+  /** The names at the top of the state (documents, folders of documents, `leases`), for a copy that must find it empty. */
+  async names(): Promise<string[]> {
+    return this.store.list("");
+  }
+
   /** Notes the version written, and compacts the record at every COMPACT_EVERY-th (its writes are under the write lease: see record.ts). */
   private async written(name: string, version: RecordVersion | null): Promise<void> {
     if (version === null) return;

@@ -26,6 +26,8 @@ export interface DataFiles {
   read(key: string): Promise<Readable>;
   /** Writes the file `key` whole (a file half-written is never seen under its name), `size` bytes from `body`. */
   write(key: string, body: Readable, size: number): Promise<void>;
+  /** Removes every file (a local folder's temporary files too). */
+  clear(): Promise<void>;
   close(): void;
 }
 
@@ -94,6 +96,14 @@ class LocalDataFiles implements DataFiles {
     } catch (error) {
       await rm(tmp, { force: true });
       throw fsError(error, "write", file);
+    }
+  }
+
+  async clear(): Promise<void> {
+    try {
+      await rm(this.where, { recursive: true, force: true });
+    } catch (error) {
+      throw fsError(error, "remove", this.where);
     }
   }
 

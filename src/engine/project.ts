@@ -267,8 +267,11 @@ export class Project {
 
   /**
    * The documents a copy of the project carries, in the order to write them, the catalog last (its
-   * presence makes a project): the sequence counter, each index's progress, the keys. Not the
-   * journals (a copy is made with none pending), the worker's state, or the locks.
+   * presence makes a project): the sequence counter, each index's progress, the keys; `value`
+   * undefined for one the project does not have (a copy run again removes it). Not the journals (a
+   * copy is made with none pending), the worker's state, or the locks. A damaged catalog or keys
+   * document is refused; a damaged counter or progress is carried as absent, as the project reads it
+   * (the worker rebuilds both).
    */
   async exportDocuments(): Promise<{ name: string; value: unknown; mode?: number }[]> {
     const docs = await this.docs();
@@ -276,20 +279,30 @@ export class Project {
     const out: { name: string; value: unknown; mode?: number }[] = [];
     for (const [name, mode] of [[SEQ], ...indexes.map((index) => [progressDoc(index.id)]), [KEYS, 0o600], [CATALOG]] as [string, number?][]) {
       const read = await docs.read(name, v.unknown());
-      if (read.ok) out.push({ name, value: read.value, ...(mode !== undefined ? { mode } : {}) });
-      else if (!read.missing) throw damaged(this.where(name), read.reason, "Mend it (or remove it, for progress, which the worker rebuilds) in the project copied from, then copy again.");
+      if (!read.ok && !read.missing && name === KEYS) throw damaged(this.where(name), read.reason, "Mend it in the project copied from (or move it away: every key it held stops working), then copy again.");
+      out.push({ name, value: read.ok ? read.value : undefined, ...(mode !== undefined ? { mode } : {}) });
     }
     return out;
   }
 
-  /** Writes documents a copy carries (exportDocuments), in their order, making a local project's folders first. */
+  /** Writes (or removes) the documents a copy carries (exportDocuments), in their order, making a local project's folders first. */
   async importDocuments(documents: readonly { name: string; value: unknown; mode?: number }[]): Promise<void> {
     if (!this.remote) {
       this.mkdir(this.where("progress"));
       this.mkdir(this.dataDir);
     }
     const docs = await this.docs();
-    for (const { name, value, mode } of documents) await docs.write(name, value, mode);
+    for (const { name, value, mode } of documents) await (value === undefined ? docs.remove(name) : docs.write(name, value, mode));
+  }
+
+  /**
+   * What a bucket project's state holds besides leases and a copy's journal (names at its top), for
+   * a copy that must find it empty; a local project's files are looked at by the copy itself.
+   */
+  async heldState(): Promise<string[]> {
+    const docs = await this.docs();
+    if (!(docs instanceof RecordDocs)) return [];
+    return (await docs.names()).filter((name) => name !== "leases" && name !== "probe" && name !== COPY_JOURNAL);
   }
 
   /** Records (write lock held) that an index is being created or deleted, naming the tables it creates or drops. */

@@ -4,13 +4,16 @@
  * S3 server, to a bucket and back; the places it refuses; a copy killed half-way reported by every
  * command at the destination and finished by running it again.
  */
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, SAMPLE, type RunOptions } from "../helpers/cli.js";
 import { waitFor } from "../helpers/wait.js";
 import { freshBucket, s3Available, s3Env, type TestBucket } from "../helpers/s3.js";
+
+/** The files under `dir`, however deep. */
+const countFiles = (dir: string): number => readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).length;
 
 describe("project copy", () => {
   let home: string;
@@ -68,6 +71,23 @@ describe("project copy", () => {
     await refused(["project", "copy", source, path.join(source, "inner")], 2, "COPY_INTO_ITSELF");
     await refused(["project", "copy", path.join(home, "nothing"), path.join(home, "other")], 3, "PROJECT_NOT_FOUND");
     await refused(["project", "copy", source, "s3://bucket/p\u0007"], 2, "INVALID_PROJECT");
+    // (a link into the source is inside it; a hidden file is something held)
+    symlinkSync(source, path.join(home, "link"));
+    await refused(["project", "copy", source, path.join(home, "link", "inner")], 2, "COPY_INTO_ITSELF");
+    mkdirSync(path.join(home, "hidden"));
+    writeFileSync(path.join(home, "hidden", ".env"), "SECRET=1\n");
+    await refused(["project", "copy", source, path.join(home, "hidden")], 5, "DESTINATION_NOT_EMPTY");
+  });
+
+  it("refuses a damaged source before writing anything", async () => {
+    const damaged = path.join(home, "damaged");
+    cpSync(source, damaged, { recursive: true });
+    const dataFolder = path.join(damaged, "data", "objects.lance", "data");
+    rmSync(path.join(dataFolder, readdirSync(dataFolder)[0] as string));
+    const result = await cli(["project", "copy", damaged, path.join(home, "from-damaged")]);
+    expect(result.exitCode, result.stderr).toBe(6);
+    expect(JSON.parse(result.stderr).errors[0].code).toBe("CORRUPT_TABLE");
+    expect(readdirSync(path.join(home, "from-damaged")).filter((name) => name !== "write.lock")).toEqual([]);
   });
 
   it("a copy killed half-way is reported at the destination, and running it again finishes it", async () => {
@@ -83,6 +103,25 @@ describe("project copy", () => {
     expect(JSON.parse(other.stderr).errors[0].code).toBe("DESTINATION_NOT_EMPTY");
     await ok(["project", "copy", source, target]);
     expect((await seen(target)).search).toEqual((await seen(source)).search);
+  });
+
+  it("a copy run again starts over: nothing the stopped one wrote stays, though another project now has the source's place", async () => {
+    const [place, target] = [path.join(home, "moving"), path.join(home, "restarted")];
+    cpSync(source, place, { recursive: true });
+    // (more versions of the object table than the project that takes its place will have: a version
+    // the stopped copy left would be the newest there)
+    for (let i = 0; i < 2; i++) await ok(["--project", place, "objects", "add", SAMPLE]);
+    // (killed among the manifests, which the copy writes last)
+    const killed = await cli(["project", "copy", place, target], { env: { SEMSEARCH_FAILPOINT: `copy:file@${countFiles(path.join(place, "data")) - 2}` } });
+    expect(killed.signal).toBe("SIGKILL");
+    rmSync(place, { recursive: true });
+    await ok(["--project", place, "objects", "add", "-"], { input: JSON.stringify({ id: "only-one", title: "Tidal power", body: "The tide turns a turbine." }) });
+    await ok(["--project", place, "index", "create", "--searchable", "title,body", "--wait"]);
+    await ok(["project", "copy", place, target]);
+    expect((await ok(["--project", target, "objects", "list"])).objects.map((o: { id: string }) => o.id)).toEqual(["only-one"]);
+    const indexes = async (project: string) => (await ok(["--project", project, "index", "list"])).indexes.map((index: { id: string; status: unknown }) => [index.id, index.status]);
+    expect(await indexes(target)).toEqual(await indexes(place));
+    expect((await ok(["--project", target, "keys", "list"])).keys).toEqual([]);
   });
 
   it("a copy killed after its catalog was written is finished: the destination is a project", async () => {
@@ -114,6 +153,14 @@ describe("project copy", () => {
       await waitFor("the worker to stop", async () => !(await ok(["--project", first, "worker", "status"])).running, { timeoutMs: 60_000, intervalMs: 500 });
       const refused = await cli(["project", "copy", source, first]);
       expect(JSON.parse(refused.stderr).errors[0].code).toBe("PROJECT_EXISTS");
+    });
+
+    it("refuses a prefix that holds another project's state records (its keys would work on the copy)", async () => {
+      await bucket.put("stale/state/keys.json/000000000001", JSON.stringify({ version: 1, secret: "x".repeat(43), keys: [] }));
+      const refused = await cli(["project", "copy", source, bucket.uri("stale")]);
+      expect(refused.exitCode, refused.stderr).toBe(5);
+      expect(JSON.parse(refused.stderr).errors[0]).toMatchObject({ code: "DESTINATION_NOT_EMPTY" });
+      expect(JSON.parse(refused.stderr).errors[0].message).toContain("state/keys.json");
     });
   });
 });

@@ -11,6 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import {
+  PutObjectCommand,
   AbortMultipartUploadCommand,
   CreateBucketCommand,
   DeleteBucketCommand,
@@ -55,6 +56,8 @@ export interface TestBucket {
   uri(prefix?: string): string;
   /** Every key in the bucket (or under `prefix`), sorted. */
   keys(prefix?: string): Promise<string[]>;
+  /** Writes an object (as another program, or a damage, would). */
+  put(key: string, body: string): Promise<void>;
   /** Deletes every object and unfinished upload, then the bucket; safe to call twice. */
   remove(): Promise<void>;
 }
@@ -86,6 +89,9 @@ export async function freshBucket(prefix: string, options: FreshBucketOptions = 
     name,
     uri: (path?: string) => (path ? `s3://${name}/${path.replace(/^\/+/, "")}` : `s3://${name}`),
     keys: async (path?: string) => (await listKeys(client, name, path)).sort(),
+    put: async (key: string, body: string) => {
+      await client.send(new PutObjectCommand({ Bucket: name, Key: key, Body: body }));
+    },
     remove: async () => {
       if (removed) return;
       await emptyBucket(client, name);

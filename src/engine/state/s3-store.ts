@@ -164,6 +164,14 @@ export class S3Files {
     await this.send(`writing ${key}`, () => this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.bucket, Key: `${this.folder}/${key}`, Body: bytes, ContentLength: size })));
   }
 
+  /** Removes every file under the folder. */
+  async clear(): Promise<void> {
+    const files = await this.list();
+    for (let at = 0; at < files.length; at += 8) {
+      await Promise.all(files.slice(at, at + 8).map(({ key }) => this.send(`removing ${key}`, () => this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: `${this.folder}/${key}` })))));
+    }
+  }
+
   close(): void {
     this.client.destroy();
   }

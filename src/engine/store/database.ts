@@ -111,6 +111,14 @@ export class Database implements CheckedDatabase {
     return check;
   }
 
+  /**
+   * Reads every table through (a column of each data file, each full-text and vector index) and the
+   * project's tables are all there: the damaged or missing table found (CORRUPT_TABLE), or null.
+   */
+  checkTables(): Promise<SemsearchError | null> {
+    return findDamage(this, undefined, null, undefined);
+  }
+
   /** Table `name` at its latest version (one handle, opened at its first use). */
   async table(name: string): Promise<Table> {
     let table = this.handles.get(name);

@@ -140,6 +140,12 @@ export class LanceStore extends StoreReads {
     this.db.guardWrites(guard);
   }
 
+  /** Throws the damaged or missing table found when every table is read through (Database.checkTables); `project copy` checks its source so. */
+  async checkTables(): Promise<void> {
+    const damage = await this.db.checkTables();
+    if (damage) throw damage;
+  }
+
   /** Fences tables for a lease taken over from a holder that did not release it (Database.fence). */
   fence(names: readonly string[]): Promise<void> {
     return this.db.fence(names);
