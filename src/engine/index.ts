@@ -78,6 +78,12 @@ export interface EngineOptions {
    * written is indexed by `semsearch worker` processes.
    */
   noWorker?: boolean;
+  /**
+   * How old a bucket project's state (catalog, progress, journals) read outside the write lock may
+   * be, in ms: a server sets about a second, to spare the requests at each search (default 0: read
+   * each time). Its own writes it reads at once; tables are read fresh whatever this says.
+   */
+  stateMaxAgeMs?: number;
 }
 
 export interface WorkerStatus {
@@ -102,7 +108,7 @@ export class Engine {
   private readonly now: () => Date;
 
   constructor(options: EngineOptions = {}) {
-    this.ctx = new EngineContext(new Project(resolveProject(options.projectDir ?? DEFAULT_PROJECT_DIR)), {
+    this.ctx = new EngineContext(new Project(resolveProject(options.projectDir ?? DEFAULT_PROJECT_DIR), { stateMaxAgeMs: options.stateMaxAgeMs ?? 0 }), {
       ...(options.onWarning ? { warn: options.onWarning } : {}),
       ...(options.oneShot ? { oneShot: true } : {}),
       ...(options.noWorker ? { noWorker: true } : {}),

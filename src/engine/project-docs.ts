@@ -72,10 +72,19 @@ export class RecordDocs implements ProjectDocs {
    */
   private readonly known = new Map<string, RecordVersion>();
 
+  /** What a long-running process read, and when (performance.now()), while reads may be `maxAgeMs` old. */
+  private readonly cache = new Map<string, { record: RecordVersion; at: number }>();
+
   constructor(
     private readonly store: StateStore,
     /** the project's address (`s3://bucket/prefix`), for messages */
     private readonly project: string,
+    private readonly options: {
+      /** How old a read may be (a server's, which reads the catalog, progress and journals at each search); 0: read each time. */
+      maxAgeMs?: number;
+      /** Whether reads must be fresh now (the process holds the write lock: what it reads, it changes). */
+      mustBeFresh?: () => boolean;
+    } = {},
   ) {}
 
   /** Where document `name` of the project at `project` is, for messages (also before the store is opened). */
@@ -88,8 +97,14 @@ export class RecordDocs implements ProjectDocs {
   }
 
   private async newest(name: string): Promise<RecordVersion | null> {
+    const maxAgeMs = this.options.maxAgeMs ?? 0;
+    const cached = this.cache.get(name);
+    if (cached !== undefined && performance.now() - cached.at < maxAgeMs && this.options.mustBeFresh?.() !== true) return cached.record;
     const record = await readRecord(this.store, name, this.known.get(name));
     if (record !== null) this.known.set(name, record);
+    // (a document found missing is not kept: a server that took a new project's missing catalog for
+    // the truth a moment after another machine wrote one would write an empty one over it)
+    if (maxAgeMs > 0 && record !== null) this.cache.set(name, { record, at: performance.now() });
     return record;
   }
 
@@ -124,6 +139,7 @@ export class RecordDocs implements ProjectDocs {
   private async written(name: string, version: RecordVersion | null): Promise<void> {
     if (version === null) return;
     this.known.set(name, version);
+    if ((this.options.maxAgeMs ?? 0) > 0) this.cache.set(name, { record: version, at: performance.now() }); // (its own writes, read at once)
     if (version.version % COMPACT_EVERY === 0) await compactRecord(this.store, name, version.version);
   }
 

@@ -105,8 +105,15 @@ export class Project {
   /** A worker's claim while it trains an index's vector index outside the write lock (see maintaining). */
   private maintenance: (() => Promise<boolean>) | undefined;
 
-  /** `dir`: an absolute local directory, or a bucket project's address (`s3://bucket/prefix`, as parseProjectLocation normalises it). */
-  constructor(readonly dir: string) {
+  /**
+   * `dir`: an absolute local directory, or a bucket project's address (`s3://bucket/prefix`, as
+   * parseProjectLocation normalises it). `stateMaxAgeMs`: how old a bucket project's state read
+   * outside the write lock may be (EngineOptions.stateMaxAgeMs).
+   */
+  constructor(
+    readonly dir: string,
+    private readonly options: { stateMaxAgeMs?: number } = {},
+  ) {
     this.remote = isBucketAddress(dir);
     this.dataDir = this.remote ? `${dir}/data` : path.join(dir, "data");
     this.localDir = this.remote ? remoteProjectCacheDir(dir) : dir;
@@ -127,7 +134,8 @@ export class Project {
       }
       const { S3StateStore } = await import("./state/s3-store.js");
       const store = await S3StateStore.open(location.bucket, location.prefix === "" ? "state" : `${location.prefix}/state`, s3Config(process.env));
-      return { docs: new RecordDocs(store, this.dir), locks: new LeaseLocks(store, () => store.checkConditionalWrites()) };
+      const mustBeFresh = () => this.writing !== undefined || this.maintenance !== undefined;
+      return { docs: new RecordDocs(store, this.dir, { maxAgeMs: this.options.stateMaxAgeMs ?? 0, mustBeFresh }), locks: new LeaseLocks(store, () => store.checkConditionalWrites()) };
     })();
     this.backendPromise = opening;
     opening.catch(() => {

@@ -5,6 +5,9 @@ import type { Readiness } from "../../server/routes.js";
 import { projectDir, type GlobalOptions } from "../options.js";
 import { pkg } from "../package-info.js";
 
+/** How old a server's view of a bucket project's state may be (a change made on another machine reaches it within this). */
+const STATE_MAX_AGE_MS = 1_000;
+
 export interface ServeCommandOptions extends GlobalOptions {
   host?: string;
   port?: number;
@@ -39,7 +42,8 @@ export async function serveCommand(options: ServeCommandOptions): Promise<void> 
     throw new UsageError("AUTH_REQUIRED", `--no-auth serves without keys, so only on a loopback address (127.0.0.1, ::1, localhost), not on ${host}`, { hint: "Create a key with `semsearch keys create` and leave out --no-auth." });
   }
   // The project's real path: the socket is named after it, so a symbolic link retargeted later does not switch the server's data.
-  const engine = new Engine({ projectDir: realProjectPath(projectDir(options)), ...(options.worker === false ? { noWorker: true } : {}), onWarning: (warning: Warning) => log({ level: "warning", ...warning }) });
+  // (a bucket project's state is read at most once a second, not at each search: docs/deploy.md)
+  const engine = new Engine({ projectDir: realProjectPath(projectDir(options)), ...(options.worker === false ? { noWorker: true } : {}), stateMaxAgeMs: STATE_MAX_AGE_MS, onWarning: (warning: Warning) => log({ level: "warning", ...warning }) });
   const checker = await engine.keyChecker();
   if (auth && !checker.hasKeys()) {
     throw new UsageError("NO_KEYS", "The project has no API keys, and serve needs one to check requests against", {

@@ -121,6 +121,41 @@ describe("leases as the project's locks", () => {
   });
 });
 
+describe("a server's state reads, which may be a moment old", () => {
+  it("are kept for maxAgeMs, but its own writes are read at once, a missing document is read each time, and a writer reads fresh", async () => {
+    const inner = fresh();
+    let lists = 0;
+    const store = Object.assign(Object.create(inner) as LocalStateStore, {
+      list: async (folder: string, after?: string, limit?: number) => {
+        lists++;
+        return inner.list(folder, after, limit);
+      },
+    });
+    let writing = false;
+    const server = new RecordDocs(store, "s3://b/p", { maxAgeMs: 60_000, mustBeFresh: () => writing });
+    const other = new RecordDocs(inner, "s3://b/p");
+    await other.write("catalog.json", { n: 1 });
+    expect(await server.read("catalog.json", Doc)).toEqual({ ok: true, value: { n: 1 } });
+    const before = lists;
+    await other.write("catalog.json", { n: 2 });
+    expect(await server.read("catalog.json", Doc)).toEqual({ ok: true, value: { n: 1 } }); // (kept: no request)
+    expect(lists).toBe(before);
+    writing = true;
+    expect(await server.read("catalog.json", Doc)).toEqual({ ok: true, value: { n: 2 } });
+    writing = false;
+    await server.write("catalog.json", { n: 3 });
+    expect(await server.read("catalog.json", Doc)).toEqual({ ok: true, value: { n: 3 } });
+    expect(await server.read("seq", Doc)).toMatchObject({ ok: false, missing: true });
+    await other.write("seq", { n: 7 });
+    expect(await server.read("seq", Doc)).toEqual({ ok: true, value: { n: 7 } });
+    // (and once maxAgeMs has passed, another's write is read)
+    const soon = new RecordDocs(inner, "s3://b/p", { maxAgeMs: 50 });
+    expect(await soon.read("catalog.json", Doc)).toEqual({ ok: true, value: { n: 3 } });
+    await other.write("catalog.json", { n: 4 });
+    await waitFor("the write to be read", async () => (await soon.read("catalog.json", Doc)).ok && JSON.stringify(await soon.read("catalog.json", Doc)).includes('"n":4'));
+  });
+});
+
 describe("several workers of a bucket project", () => {
   it("join at once, are found by worker(), claim an index each, and leave nothing behind", async () => {
     const store = fresh();
