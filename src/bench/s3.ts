@@ -1,0 +1,113 @@
+/**
+ * `npm run bench:s3`: what a project in an S3 bucket costs against a local one, on the bench corpus
+ * (SciFact abstracts topped up with generated sentences), against the S3 server in AWS_ENDPOINT_URL
+ * (`.ci/s3-server start`: Ceph RGW on 127.0.0.1). Every semsearch process reaches the server through
+ * a counting proxy in this process (s3-proxy.ts), so each figure comes with the S3 requests it made.
+ * Figures are reported, not asserted:
+ *
+ * 1. warm hybrid search p50/p95 and S3 requests per search: `semsearch serve` on each (s3-search.ts);
+ * 2. cold CLI search: a new `semsearch search` process per search, median (s3-search.ts);
+ * 3. a replica's time to ready: `semsearch serve --no-worker` until `GET /readyz` answers 200;
+ * 4. ingest: `objects add`, then indexing by one and by two foreground workers, each on a fresh
+ *    prefix; with --two-indexes also two indexes by one and by two workers (s3-ingest.ts);
+ * 5. lease takeover after SIGKILL of a writer holding the write lease (s3-lease.ts).
+ *
+ *   source <(grep ^export /tmp/s3-bench.env)      (what `.ci/s3-server start` printed)
+ *   npm run bench:s3 -- [--objects 10000] [--searches 500] [--cold-runs 10] [--replicas 3] [--two-indexes] [--keep-bucket] [--json]
+ *
+ * The local project is built once through the CLI and cached (.cache/bench/s3-<n>/local, git-ignored);
+ * the bucket projects are made anew each run, in a bucket of their own, removed at the end.
+ */
+import { cpus, loadavg } from "node:os";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { ingest, type IngestResult } from "./s3-ingest.js";
+import { measureTakeover } from "./s3-lease.js";
+import { startCountingProxy } from "./s3-proxy.js";
+import { coldSearches, replicaReady, warmSearches, type Target } from "./s3-search.js";
+import { benchCorpus, freshBucket, mustRun, waitUntil } from "./s3-setup.js";
+import { renderReport } from "./s3-report.js";
+
+const { values } = parseArgs({
+  options: {
+    objects: { type: "string", default: "10000" },
+    searches: { type: "string", default: "500" },
+    "cold-runs": { type: "string", default: "10" },
+    replicas: { type: "string", default: "3" },
+    "two-indexes": { type: "boolean", default: false },
+    "keep-bucket": { type: "boolean", default: false },
+    json: { type: "boolean", default: false },
+  },
+});
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const BIN = path.join(ROOT, "bin", "semsearch");
+const EVAL_DIR = path.resolve(ROOT, "..", "shared", "eval");
+const count = Number(values.objects);
+const DIR = path.join(ROOT, ".cache", "bench", `s3-${count}`);
+const log = (message: string) => process.stderr.write(`${message}\n`);
+
+/** The local project of the corpus (one text index, built by its background worker), built once and cached. */
+async function localProject(file: string, env: NodeJS.ProcessEnv): Promise<Target & { build_s: number }> {
+  const meta = path.join(DIR, "local.json");
+  if (existsSync(meta)) return { ...(JSON.parse(readFileSync(meta, "utf8")) as { project: string; indexId: string; build_s: number }), env };
+  const project = path.join(DIR, "local");
+  rmSync(project, { recursive: true, force: true });
+  log(`building the local project in ${project} (once)…`);
+  const started = performance.now();
+  const cli = (...args: string[]) => mustRun(BIN, ["--project", project, "--json", ...args], env);
+  await cli("objects", "add", file);
+  const { id } = JSON.parse((await cli("index", "create", "--wait")).stdout) as { id: string };
+  // Settled as the bucket projects are: its worker has optimized, compacted and left.
+  await waitUntil("the local worker to exit", async () => !(JSON.parse((await cli("worker", "status")).stdout) as { running: boolean }).running, 30 * 60_000, 1000);
+  const built = { project, indexId: id, build_s: Math.round((performance.now() - started) / 1000) };
+  writeFileSync(meta, JSON.stringify(built));
+  return { ...built, env };
+}
+
+async function main(): Promise<void> {
+  const endpoint = process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL;
+  if (!endpoint || !process.env.AWS_ACCESS_KEY_ID) {
+    throw new Error("no S3 server: start one with `.ci/s3-server start /tmp/s3-bench > /tmp/s3-bench.env` and `source <(grep ^export /tmp/s3-bench.env)`");
+  }
+  const { file, queries } = benchCorpus(count, EVAL_DIR, DIR);
+  const localEnv = { ...process.env, NO_COLOR: "1", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" };
+  const local = await localProject(file, localEnv);
+  const proxy = await startCountingProxy(endpoint);
+  const env = { ...localEnv, AWS_ENDPOINT_URL: proxy.url, ...(process.env.AWS_ENDPOINT_URL_S3 ? { AWS_ENDPOINT_URL_S3: proxy.url } : {}) };
+  const bucket = await freshBucket(endpoint);
+  log(`bucket ${bucket.name} on ${endpoint}, through the proxy ${proxy.url}`);
+  const loadAtStart = loadavg()[0] as number;
+  try {
+    const run = (prefix: string, workers: number, indexes: number) => {
+      log(`ingest into ${bucket.uri(prefix)}: ${count} objects, ${indexes} index(es), ${workers} worker(s)…`);
+      return ingest({ bin: BIN, project: bucket.uri(prefix), file, count, env, workers, indexes, proxy });
+    };
+    const ingests: IngestResult[] = [await run("one", 1, 1), await run("two", 2, 1)];
+    if (values["two-indexes"]) ingests.push(await run("pair-one", 1, 2), await run("pair-two", 2, 2));
+    for (const result of ingests) log(`  ${JSON.stringify(result)}`);
+    const s3: Target = { project: bucket.uri("one"), indexId: ingests[0]?.index_ids[0] as string, env };
+    log("warm searches over HTTP…");
+    const warm = await warmSearches(BIN, local, s3, queries, Number(values.searches), proxy, log);
+    log(`  ${JSON.stringify(warm)}\ncold CLI searches…`);
+    const cold = await coldSearches(BIN, local, s3, queries, Number(values["cold-runs"]), proxy);
+    log(`  ${JSON.stringify(cold)}\nreplicas' time to ready…`);
+    const ready = await replicaReady(BIN, local, s3, Number(values.replicas), proxy);
+    log(`  ${JSON.stringify(ready)}\nlease takeover…`);
+    const takeover = await measureTakeover(BIN, bucket, file, DIR, env);
+    const report = {
+      objects: count,
+      machine: { cores: cpus().length, node: process.version, load_average_1m: { start: Math.round(loadAtStart * 10) / 10, end: Math.round((loadavg()[0] as number) * 10) / 10 } },
+      local_build_s: local.build_s,
+      warm, cold, ready, ingests, takeover,
+    };
+    process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : renderReport(report));
+  } finally {
+    await proxy.close();
+    if (values["keep-bucket"]) log(`kept the bucket ${bucket.name}`);
+    else await bucket.remove();
+  }
+}
+
+await main();
