@@ -24,12 +24,12 @@ const OTHER_HOST = ["unshare", "--uts", "sh", "-c", 'hostname semsearch-bench-el
 
 export interface TakeoverResult {
   lease_seconds: number;
-  /** A one-object add with the lease free (the mean of one run before the takeovers and one after), ms. */
-  uncontended_ms: number;
-  /** From SIGKILL of the holder until the taker's add exited 0, ms. */
-  same_host_ms: number;
-  /** The same with the holder on "another host"; null when it could not be run (`other_host_note` says why). */
-  other_host_ms: number | null;
+  /** A one-object add with the lease free, each run, ms (they take turns with the takeovers). */
+  uncontended_ms: number[];
+  /** From SIGKILL of the holder until the taker's add exited 0, each run, ms. */
+  same_host_ms: number[];
+  /** The same with the holder on "another host"; empty when it could not be run (`other_host_note` says why). */
+  other_host_ms: number[];
   other_host_note?: string;
 }
 
@@ -65,7 +65,8 @@ async function takeover(bin: string, bucket: Bucket, prefix: string, holderFile:
   }
 }
 
-export async function measureTakeover(bin: string, bucket: Bucket, holderFile: string, dir: string, baseEnv: NodeJS.ProcessEnv): Promise<TakeoverResult> {
+/** `runs` of each, taking turns: a free add, a takeover from a holder on this host, one from "another host". */
+export async function measureTakeover(bin: string, bucket: Bucket, holderFile: string, dir: string, baseEnv: NodeJS.ProcessEnv, runs: number): Promise<TakeoverResult> {
   const env = { ...baseEnv, SEMSEARCH_LEASE_SECONDS: LEASE_SECONDS };
   const prefix = "lease";
   let n = 0;
@@ -76,16 +77,12 @@ export async function measureTakeover(bin: string, bucket: Bucket, holderFile: s
   };
   const uncontended = async () => (await mustRun(bin, ["--project", bucket.uri(prefix), "objects", "add", oneObject()], env)).ms;
   await uncontended(); // makes the project (its first write also checks the store): not measured
-  const before = await uncontended();
-  const sameHost = await takeover(bin, bucket, prefix, holderFile, oneObject(), env, false);
   const why = canUnshare();
-  const otherHost = why === null ? await takeover(bin, bucket, prefix, holderFile, oneObject(), env, true) : null;
-  const after = await uncontended();
-  return {
-    lease_seconds: Number(LEASE_SECONDS),
-    uncontended_ms: Math.round((before + after) / 2),
-    same_host_ms: Math.round(sameHost),
-    other_host_ms: otherHost === null ? null : Math.round(otherHost),
-    ...(why === null ? {} : { other_host_note: why }),
-  };
+  const result: TakeoverResult = { lease_seconds: Number(LEASE_SECONDS), uncontended_ms: [], same_host_ms: [], other_host_ms: [], ...(why === null ? {} : { other_host_note: why }) };
+  for (let i = 0; i < runs; i++) {
+    result.uncontended_ms.push(Math.round(await uncontended()));
+    result.same_host_ms.push(Math.round(await takeover(bin, bucket, prefix, holderFile, oneObject(), env, false)));
+    if (why === null) result.other_host_ms.push(Math.round(await takeover(bin, bucket, prefix, holderFile, oneObject(), env, true)));
+  }
+  return result;
 }

@@ -1,7 +1,7 @@
 /**
  * A counting HTTP proxy for `npm run bench:s3`, on 127.0.0.1 in front of the S3 server: every request
  * that passes is recorded as a kind (method and the key's shape, ids blanked) with the time the server
- * took to answer it (until its answer's headers), so that a phase's requests are the ones recorded
+ * took to answer it (until its answer's headers) and the size of its answer, so that a phase's requests are the ones recorded
  * between two marks. The same idea as the tests' proxy
  * (test/helpers/s3-proxy.ts), without its fault injection. Headers pass unchanged: the Host header is
  * part of what the client signed.
@@ -13,6 +13,8 @@ export interface ProxiedRequest {
   kind: string;
   /** From the request's arrival at the proxy to the server's answer's headers, ms. */
   ms: number;
+  /** The answer's Content-Length (0 when it has none). */
+  bytes: number;
 }
 
 export interface CountingProxy {
@@ -54,7 +56,7 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
     const started = performance.now();
     const upstream = http.request({ host: to.hostname, port: to.port, method: request.method, path: request.url, headers: request.headers }, (answer) => {
       // (recorded before the client can have its answer, so a client that has it finds it recorded)
-      requests.push({ kind: requestKind(request.method ?? "", request.url ?? "/"), ms: performance.now() - started });
+      requests.push({ kind: requestKind(request.method ?? "", request.url ?? "/"), ms: performance.now() - started, bytes: Number(answer.headers["content-length"] ?? 0) || 0 });
       response.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(response);
     });

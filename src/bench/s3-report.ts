@@ -2,6 +2,7 @@
 import type { IngestResult } from "./s3-ingest.js";
 import type { TakeoverResult } from "./s3-lease.js";
 import type { ColdResult, Latency, ReadyResult, Requests, WarmResult } from "./s3-search.js";
+import { percentile } from "./stats.js";
 
 export interface S3Report {
   objects: number;
@@ -15,6 +16,7 @@ export interface S3Report {
   takeover: TakeoverResult;
 }
 
+const median = (ms: number[]) => Math.round(percentile(ms, 50));
 const both = (l: Latency) => `${l.p50_ms} / ${l.p95_ms}`;
 const ratio = (s3: number, local: number) => `${(s3 / local).toFixed(2)}×`;
 
@@ -25,7 +27,7 @@ function table(rows: string[][]): string[] {
 
 function where(what: string, unit: string, requests: Requests): string[] {
   return [
-    `  ${what}: ${requests.count} S3 requests per ${unit}, answered in ${requests.server_ms} ms summed; by kind, per ${unit}:`,
+    `  ${what}: ${requests.count} S3 requests per ${unit} (${requests.mb} MB read), answered in ${requests.server_ms} ms summed; by kind, per ${unit}:`,
     ...Object.entries(requests.where).map(([kind, n]) => `      ${String(n).padStart(6)}  ${kind}`),
   ];
 }
@@ -42,7 +44,8 @@ export function renderReport(r: S3Report): string {
     ["workers", "indexes", "add, s", "add objects/s", "indexed, s", "indexed objects/s", "settled, s", "by worker", "requests / object"],
     ...r.ingests.map((i) => [String(i.workers), String(i.indexes), String(i.add_s), String(i.add_objects_per_s), String(i.index_s), String(i.index_objects_per_s), String(i.settled_s), i.by_worker.join(" + "), String(i.index_requests_per_object)]),
   ];
-  const other = takeover.other_host_ms === null ? `not measured: ${takeover.other_host_note}` : `${takeover.other_host_ms} ms`;
+  const runs = (ms: number[]) => `median ${median(ms)} ms (${ms.join(", ")})`;
+  const other = takeover.other_host_ms.length === 0 ? `not measured: ${takeover.other_host_note}` : runs(takeover.other_host_ms);
   return [
     `semsearch on S3 — ${r.objects.toLocaleString("en-US")} objects, Ceph RGW on 127.0.0.1 through a counting proxy, ${r.machine.cores} cores, Node ${r.machine.node}`,
     `  load average (1 min): ${r.machine.load_average_1m.start} at start, ${r.machine.load_average_1m.end} at end; the local project took ${r.local_build_s} s to build`,
@@ -58,9 +61,9 @@ export function renderReport(r: S3Report): string {
     ...table(ingestRows).map((line) => `  ${line}`),
     "",
     `  write lease takeover after SIGKILL of its holder (SEMSEARCH_LEASE_SECONDS=${takeover.lease_seconds}), kill → the next add's exit:`,
-    `    same host (the holder's pid is seen gone): ${takeover.same_host_ms} ms`,
+    `    same host (the holder's pid is seen gone): ${runs(takeover.same_host_ms)}`,
     `    other host (its lease must expire): ${other}`,
-    `    the same one-object add, lease free: ${takeover.uncontended_ms} ms`,
+    `    the same one-object add, lease free: ${runs(takeover.uncontended_ms)}`,
     "",
   ].join("\n");
 }

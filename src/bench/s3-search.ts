@@ -41,6 +41,8 @@ export interface Requests {
   count: number;
   /** the S3 server's time to answer them, summed, per unit, ms (requests that overlap count twice) */
   server_ms: number;
+  /** the answers' bodies, summed, per unit, MB */
+  mb: number;
   /** the most frequent kinds, per unit; the rest summed as "(other kinds)" */
   where: Record<string, number>;
 }
@@ -53,6 +55,7 @@ export function summarize(requests: ProxiedRequest[], per: number, top = 16): Re
   return {
     count: round(requests.length / per, 2),
     server_ms: round(requests.reduce((sum, request) => sum + request.ms, 0) / per),
+    mb: round(requests.reduce((sum, request) => sum + request.bytes, 0) / per / 1e6, 2),
     where: Object.fromEntries([...sorted.slice(0, top), ...(rest ? [["(other kinds)", rest] as const] : [])].map(([kind, count]) => [kind, round(count / per, 2)])),
   };
 }

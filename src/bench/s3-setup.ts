@@ -4,7 +4,16 @@
  * CLI as child processes: one-shot commands, foreground workers whose log lines are followed, and
  * `semsearch serve` timed until `GET /readyz` answers 200.
  */
-import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
+import {
+  AbortMultipartUploadCommand,
+  CreateBucketCommand,
+  DeleteBucketCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from "@aws-sdk/client-s3";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -67,6 +76,10 @@ export async function freshBucket(endpoint: string): Promise<Bucket> {
       return { token, pid: (JSON.parse(body ?? "{}") as { holder?: { pid?: number } }).holder?.pid ?? -1 };
     },
     async remove() {
+      // (a writer killed mid-upload, as the lease bench's are, leaves its upload behind, which keeps the bucket from going)
+      for (const upload of (await client.send(new ListMultipartUploadsCommand({ Bucket: name }))).Uploads ?? []) {
+        await client.send(new AbortMultipartUploadCommand({ Bucket: name, Key: upload.Key, UploadId: upload.UploadId }));
+      }
       const keys = await listKeys(client, name);
       for (let i = 0; i < keys.length; i += 1000) {
         await client.send(new DeleteObjectsCommand({ Bucket: name, Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true } }));

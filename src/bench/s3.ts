@@ -13,13 +13,14 @@
  * 5. lease takeover after SIGKILL of a writer holding the write lease (s3-lease.ts).
  *
  *   source <(grep ^export /tmp/s3-bench.env)      (what `.ci/s3-server start` printed)
- *   npm run bench:s3 -- [--objects 10000] [--searches 500] [--cold-runs 10] [--replicas 3] [--two-indexes] [--keep-bucket] [--json]
+ *   npm run bench:s3 -- [--objects 10000] [--searches 500] [--cold-runs 10] [--replicas 3] [--takeovers 3] [--two-indexes] [--keep-bucket] [--json]
  *
+ * It prints a table (or the report as JSON with --json), and saves the JSON in bench/results/s3-<n>.json.
  * The local project is built once through the CLI and cached (.cache/bench/s3-<n>/local, git-ignored);
  * the bucket projects are made anew each run, in a bucket of their own, removed at the end.
  */
 import { cpus, loadavg } from "node:os";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -28,7 +29,7 @@ import { measureTakeover } from "./s3-lease.js";
 import { startCountingProxy } from "./s3-proxy.js";
 import { coldSearches, replicaReady, warmSearches, type Target } from "./s3-search.js";
 import { benchCorpus, freshBucket, mustRun, waitUntil } from "./s3-setup.js";
-import { renderReport } from "./s3-report.js";
+import { renderReport, type S3Report } from "./s3-report.js";
 
 const { values } = parseArgs({
   options: {
@@ -36,6 +37,7 @@ const { values } = parseArgs({
     searches: { type: "string", default: "500" },
     "cold-runs": { type: "string", default: "10" },
     replicas: { type: "string", default: "3" },
+    takeovers: { type: "string", default: "3" },
     "two-indexes": { type: "boolean", default: false },
     "keep-bucket": { type: "boolean", default: false },
     json: { type: "boolean", default: false },
@@ -46,6 +48,8 @@ const BIN = path.join(ROOT, "bin", "semsearch");
 const EVAL_DIR = path.resolve(ROOT, "..", "shared", "eval");
 const count = Number(values.objects);
 const DIR = path.join(ROOT, ".cache", "bench", `s3-${count}`);
+/** Where the report is also saved as JSON (git-ignored, as bench:ingest's). */
+const RESULTS = path.join(ROOT, "bench", "results");
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
 /** The local project of the corpus (one text index, built by its background worker), built once and cached. */
@@ -71,6 +75,8 @@ async function main(): Promise<void> {
   if (!endpoint || !process.env.AWS_ACCESS_KEY_ID) {
     throw new Error("no S3 server: start one with `.ci/s3-server start /tmp/s3-bench > /tmp/s3-bench.env` and `source <(grep ^export /tmp/s3-bench.env)`");
   }
+  // The counting proxy speaks plain HTTP to the server: a loopback test server, not a cloud endpoint.
+  if (new URL(endpoint).protocol !== "http:") throw new Error(`the S3 bench runs against a plain http:// server (.ci/s3-server), not ${endpoint}`);
   const { file, queries } = benchCorpus(count, EVAL_DIR, DIR);
   const localEnv = { ...process.env, NO_COLOR: "1", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" };
   const local = await localProject(file, localEnv);
@@ -95,13 +101,15 @@ async function main(): Promise<void> {
     log(`  ${JSON.stringify(cold)}\nreplicas' time to ready…`);
     const ready = await replicaReady(BIN, local, s3, Number(values.replicas), proxy);
     log(`  ${JSON.stringify(ready)}\nlease takeover…`);
-    const takeover = await measureTakeover(BIN, bucket, file, DIR, env);
-    const report = {
+    const takeover = await measureTakeover(BIN, bucket, file, DIR, env, Number(values.takeovers));
+    const report: S3Report = {
       objects: count,
       machine: { cores: cpus().length, node: process.version, load_average_1m: { start: Math.round(loadAtStart * 10) / 10, end: Math.round((loadavg()[0] as number) * 10) / 10 } },
       local_build_s: local.build_s,
       warm, cold, ready, ingests, takeover,
     };
+    mkdirSync(RESULTS, { recursive: true });
+    writeFileSync(path.join(RESULTS, `s3-${count}.json`), JSON.stringify(report, null, 2));
     process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : renderReport(report));
   } finally {
     await proxy.close();
