@@ -17,7 +17,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Bucket } from "./s3-setup.js";
-import { mustRun, runCli, waitUntil } from "./s3-setup.js";
+import { mustRun, runCli, tracked, waitUntil } from "./s3-setup.js";
 
 const LEASE_SECONDS = "5";
 const OTHER_HOST = ["unshare", "--uts", "sh", "-c", 'hostname semsearch-bench-elsewhere && exec "$0" "$@"'];
@@ -45,7 +45,7 @@ async function takeover(bin: string, bucket: Bucket, prefix: string, holderFile:
   const command = elsewhere ? OTHER_HOST : [process.execPath];
   const args = [...command.slice(1), ...(elsewhere ? [process.execPath] : []), bin, "--project", project, "objects", "add", holderFile];
   for (let attempt = 1; ; attempt++) {
-    const holder = spawn(command[0] as string, args, { env, stdio: "ignore" });
+    const holder = tracked(spawn(command[0] as string, args, { env, stdio: "ignore" }));
     const exited = new Promise((resolve) => holder.once("exit", resolve));
     await waitUntil("the holder to take the write lease", async () => {
       if (holder.exitCode !== null) throw new Error(`the holder (objects add) exited ${holder.exitCode} before it was seen holding the lease`);

@@ -89,6 +89,22 @@ export async function freshBucket(endpoint: string): Promise<Bucket> {
   };
 }
 
+/** The semsearch processes this bench started and that have not exited: `stopChildren` kills them. */
+const children = new Set<ChildProcess>();
+
+/** Keeps `child` in the set of live children until it exits. */
+export function tracked<T extends ChildProcess>(child: T): T {
+  children.add(child);
+  child.once("exit", () => children.delete(child));
+  return child;
+}
+
+/** SIGKILLs every child still running (the bench was interrupted: workers and servers would otherwise run on). */
+export function stopChildren(): number {
+  for (const child of children) child.kill("SIGKILL");
+  return children.size;
+}
+
 export interface Run {
   code: number | null;
   stdout: string;
@@ -97,9 +113,9 @@ export interface Run {
 }
 
 /** Runs `semsearch <args>` to its end, timed from spawn to exit (async: the proxy shares this process). */
-export async function runCli(bin: string, args: string[], env: NodeJS.ProcessEnv, prefixCommand: string[] = []): Promise<Run> {
+export async function runCli(bin: string, args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
   const started = performance.now();
-  const child = spawn(prefixCommand[0] ?? process.execPath, [...prefixCommand.slice(1), ...(prefixCommand.length ? [process.execPath] : []), bin, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = tracked(spawn(process.execPath, [bin, ...args], { env, stdio: ["ignore", "pipe", "pipe"] }));
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -142,7 +158,7 @@ export interface WorkerProcess {
 
 /** Starts `semsearch worker run` in the foreground and resolves once it says it is running. */
 export async function startWorker(bin: string, project: string, env: NodeJS.ProcessEnv): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [bin, "--project", project, "worker", "run"], { env, stdio: ["ignore", "ignore", "pipe"] });
+  const child = tracked(spawn(process.execPath, [bin, "--project", project, "worker", "run"], { env, stdio: ["ignore", "ignore", "pipe"] }));
   const events: WorkerEvent[] = [];
   let running = false;
   let tail = "";
@@ -185,7 +201,7 @@ export interface ServeProcess {
 export async function startServe(bin: string, project: string, env: NodeJS.ProcessEnv): Promise<ServeProcess> {
   const started = performance.now();
   const args = [bin, "--project", project, "serve", "--host", "127.0.0.1", "--port", "0", "--no-auth", "--no-worker", "--no-access-log", "--no-local-socket"];
-  const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = tracked(spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] }));
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-3000)));
   const failed = () => new Error(`semsearch serve exited ${child.exitCode}:\n${stderr}`);

@@ -28,7 +28,7 @@ import { ingest, type IngestResult } from "./s3-ingest.js";
 import { measureTakeover } from "./s3-lease.js";
 import { startCountingProxy } from "./s3-proxy.js";
 import { coldSearches, replicaReady, warmSearches, type Target } from "./s3-search.js";
-import { benchCorpus, freshBucket, mustRun, waitUntil } from "./s3-setup.js";
+import { benchCorpus, freshBucket, mustRun, stopChildren, waitUntil } from "./s3-setup.js";
 import { renderReport, type S3Report } from "./s3-report.js";
 
 const { values } = parseArgs({
@@ -46,7 +46,13 @@ const { values } = parseArgs({
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BIN = path.join(ROOT, "bin", "semsearch");
 const EVAL_DIR = path.resolve(ROOT, "..", "shared", "eval");
-const count = Number(values.objects);
+/** A flag that must be a whole number ≥ 1 (0 objects, say, would wait for an index of nothing to be built). */
+function positive(name: "objects" | "searches" | "cold-runs" | "replicas" | "takeovers"): number {
+  const value = Number(values[name]);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`--${name} must be a whole number ≥ 1, not ${JSON.stringify(values[name])}`);
+  return value;
+}
+const count = positive("objects");
 const DIR = path.join(ROOT, ".cache", "bench", `s3-${count}`);
 /** Where the report is also saved as JSON (git-ignored, as bench:ingest's). */
 const RESULTS = path.join(ROOT, "bench", "results");
@@ -77,15 +83,22 @@ async function main(): Promise<void> {
   }
   // The counting proxy speaks plain HTTP to the server: a loopback test server, not a cloud endpoint.
   if (new URL(endpoint).protocol !== "http:") throw new Error(`the S3 bench runs against a plain http:// server (.ci/s3-server), not ${endpoint}`);
-  const { file, queries } = benchCorpus(count, EVAL_DIR, DIR);
-  const localEnv = { ...process.env, NO_COLOR: "1", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" };
-  const local = await localProject(file, localEnv);
-  const proxy = await startCountingProxy(endpoint);
-  const env = { ...localEnv, AWS_ENDPOINT_URL: proxy.url, ...(process.env.AWS_ENDPOINT_URL_S3 ? { AWS_ENDPOINT_URL_S3: proxy.url } : {}) };
+  const [searches, coldRuns, replicas, takeovers] = [positive("searches"), positive("cold-runs"), positive("replicas"), positive("takeovers")];
   const bucket = await freshBucket(endpoint);
+  const proxy = await startCountingProxy(endpoint);
   log(`bucket ${bucket.name} on ${endpoint}, through the proxy ${proxy.url}`);
-  const loadAtStart = loadavg()[0] as number;
+  // Interrupted, the bench must not leave foreground workers and servers running behind it.
+  const interrupted = (signal: NodeJS.Signals) => {
+    log(`${signal}: killed ${stopChildren()} semsearch processes; the bucket ${bucket.name} is left on the server`);
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  };
+  process.once("SIGINT", interrupted).once("SIGTERM", interrupted);
+  const localEnv = { ...process.env, NO_COLOR: "1", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" };
+  const env = { ...localEnv, AWS_ENDPOINT_URL: proxy.url, ...(process.env.AWS_ENDPOINT_URL_S3 ? { AWS_ENDPOINT_URL_S3: proxy.url } : {}) };
   try {
+    const { file, queries } = benchCorpus(count, EVAL_DIR, DIR);
+    const local = await localProject(file, localEnv);
+    const loadAtStart = loadavg()[0] as number;
     const run = (prefix: string, workers: number, indexes: number) => {
       log(`ingest into ${bucket.uri(prefix)}: ${count} objects, ${indexes} index(es), ${workers} worker(s)…`);
       return ingest({ bin: BIN, project: bucket.uri(prefix), file, count, env, workers, indexes, proxy });
@@ -95,13 +108,13 @@ async function main(): Promise<void> {
     for (const result of ingests) log(`  ${JSON.stringify(result)}`);
     const s3: Target = { project: bucket.uri("one"), indexId: ingests[0]?.index_ids[0] as string, env };
     log("warm searches over HTTP…");
-    const warm = await warmSearches(BIN, local, s3, queries, Number(values.searches), proxy, log);
+    const warm = await warmSearches(BIN, local, s3, queries, searches, proxy, log);
     log(`  ${JSON.stringify(warm)}\ncold CLI searches…`);
-    const cold = await coldSearches(BIN, local, s3, queries, Number(values["cold-runs"]), proxy);
+    const cold = await coldSearches(BIN, local, s3, queries, coldRuns, proxy);
     log(`  ${JSON.stringify(cold)}\nreplicas' time to ready…`);
-    const ready = await replicaReady(BIN, local, s3, Number(values.replicas), proxy);
+    const ready = await replicaReady(BIN, local, s3, replicas, proxy);
     log(`  ${JSON.stringify(ready)}\nlease takeover…`);
-    const takeover = await measureTakeover(BIN, bucket, file, DIR, env, Number(values.takeovers));
+    const takeover = await measureTakeover(BIN, bucket, file, DIR, env, takeovers);
     const report: S3Report = {
       objects: count,
       machine: { cores: cpus().length, node: process.version, load_average_1m: { start: Math.round(loadAtStart * 10) / 10, end: Math.round((loadavg()[0] as number) * 10) / 10 } },
