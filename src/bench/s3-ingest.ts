@@ -6,7 +6,8 @@
  * create's spawn until the workers' logs add up to every object of every index indexed (confirmed by
  * `index status`), and until the object table was compacted after that (the last step of a
  * worker once caught up: the project is then settled, as a search should find it). The workers look
- * for new work every 1 s (their default).
+ * for new work every 1 s (their default). Every process goes through the counting proxy (requests per
+ * object indexed): its hop is in these times, which the model's embedding dominates.
  */
 import type { CountingProxy } from "./s3-proxy.js";
 import { mustRun, startWorker, waitUntil, type WorkerEvent } from "./s3-setup.js";

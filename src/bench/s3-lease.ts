@@ -4,7 +4,8 @@
  * bucket shows it holding the write lease (its pid in the newest token, not released), and another
  * writer (`objects add` of one object) is timed from the kill to its exit 0. It waits for the lease,
  * takes it over, fences the tables and rolls the killed add back. Beside it, the same one-object add
- * when nobody holds the lease: the difference is what the takeover costs.
+ * when nobody holds the lease: the difference is what the takeover costs. The processes reach the S3
+ * server directly, and the bench reads the lease's records with its own client.
  *
  * Two ways the taker may learn that the holder is gone (src/engine/project-locks.ts `holderDead`):
  * - same host: the holder's host name and boot match the taker's and its pid is gone: taken at once;

@@ -47,11 +47,12 @@ export function renderReport(r: S3Report): string {
   const runs = (ms: number[]) => `median ${median(ms)} ms (${ms.join(", ")})`;
   const other = takeover.other_host_ms.length === 0 ? `not measured: ${takeover.other_host_note}` : runs(takeover.other_host_ms);
   return [
-    `semsearch on S3 — ${r.objects.toLocaleString("en-US")} objects, Ceph RGW on 127.0.0.1 through a counting proxy, ${r.machine.cores} cores, Node ${r.machine.node}`,
+    `semsearch on S3 — ${r.objects.toLocaleString("en-US")} objects, Ceph RGW on 127.0.0.1, ${r.machine.cores} cores, Node ${r.machine.node}`,
     `  load average (1 min): ${r.machine.load_average_1m.start} at start, ${r.machine.load_average_1m.end} at end; the local project took ${r.local_build_s} s to build`,
     "",
     ...table(searchRows),
     `    (warm: ${warm.s3.runs} searches each, sequential, one connection; the bucket server also read its keys ${warm.background_requests_per_s} times/s in the background, not counted above)`,
+    `    (S3 times are of processes reaching the server directly; the same runs through the counting proxy, p50: warm ${warm.s3_proxied.p50_ms}, cold ${cold.s3_proxied.p50_ms}, ready ${ready.s3_proxied.p50_ms} ms)`,
     "",
     ...where("warm S3 search", "search", warm.requests),
     ...where("cold S3 CLI search", "search", cold.requests),

@@ -1,8 +1,8 @@
 /**
  * `npm run bench:s3`: what a project in an S3 bucket costs against a local one, on the bench corpus
  * (SciFact abstracts topped up with generated sentences), against the S3 server in AWS_ENDPOINT_URL
- * (`.ci/s3-server start`: Ceph RGW on 127.0.0.1). Every semsearch process reaches the server through
- * a counting proxy in this process (s3-proxy.ts), so each figure comes with the S3 requests it made.
+ * (`.ci/s3-server start`: Ceph RGW on 127.0.0.1). Each bucket figure comes with the S3 requests it
+ * made, counted by a proxy in this process (s3-proxy.ts) on runs that take turns with the timed ones.
  * Figures are reported, not asserted:
  *
  * 1. warm hybrid search p50/p95 and S3 requests per search: `semsearch serve` on each (s3-search.ts);
@@ -27,7 +27,7 @@ import { parseArgs } from "node:util";
 import { ingest, type IngestResult } from "./s3-ingest.js";
 import { measureTakeover } from "./s3-lease.js";
 import { startCountingProxy } from "./s3-proxy.js";
-import { coldSearches, replicaReady, warmSearches, type Target } from "./s3-search.js";
+import { coldSearches, replicaReady, warmSearches, type Target, type Targets } from "./s3-search.js";
 import { benchCorpus, freshBucket, mustRun, stopChildren, waitUntil } from "./s3-setup.js";
 import { renderReport, type S3Report } from "./s3-report.js";
 
@@ -106,15 +106,16 @@ async function main(): Promise<void> {
     const ingests: IngestResult[] = [await run("one", 1, 1), await run("two", 2, 1)];
     if (values["two-indexes"]) ingests.push(await run("pair-one", 1, 2), await run("pair-two", 2, 2));
     for (const result of ingests) log(`  ${JSON.stringify(result)}`);
-    const s3: Target = { project: bucket.uri("one"), indexId: ingests[0]?.index_ids[0] as string, env };
+    const indexId = ingests[0]?.index_ids[0] as string;
+    const targets: Targets = { local, s3: { project: bucket.uri("one"), indexId, env: localEnv }, counted: { project: bucket.uri("one"), indexId, env } };
     log("warm searches over HTTP…");
-    const warm = await warmSearches(BIN, local, s3, queries, searches, proxy, log);
+    const warm = await warmSearches(BIN, targets, queries, searches, proxy, log);
     log(`  ${JSON.stringify(warm)}\ncold CLI searches…`);
-    const cold = await coldSearches(BIN, local, s3, queries, coldRuns, proxy);
+    const cold = await coldSearches(BIN, targets, queries, coldRuns, proxy);
     log(`  ${JSON.stringify(cold)}\nreplicas' time to ready…`);
-    const ready = await replicaReady(BIN, local, s3, replicas, proxy);
+    const ready = await replicaReady(BIN, targets, replicas, proxy);
     log(`  ${JSON.stringify(ready)}\nlease takeover…`);
-    const takeover = await measureTakeover(BIN, bucket, file, DIR, env, takeovers);
+    const takeover = await measureTakeover(BIN, bucket, file, DIR, localEnv, takeovers);
     const report: S3Report = {
       objects: count,
       machine: { cores: cpus().length, node: process.version, load_average_1m: { start: Math.round(loadAtStart * 10) / 10, end: Math.round((loadavg()[0] as number) * 10) / 10 } },
