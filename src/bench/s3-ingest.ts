@@ -3,9 +3,10 @@
  * the corpus file (timed from spawn to exit), then `workers` foreground `semsearch worker run`
  * processes (started, and registered, before any index exists, so `index create` starts no
  * background worker beside them), then `index create` of `indexes` indexes, timed from the first
- * create's spawn until the workers' logs add up to every object of every index indexed (confirmed by
- * `index status`), and until the object table was compacted after that (the last step of a
- * worker once caught up: the project is then settled, as a search should find it). The workers look
+ * create's spawn until the workers' logs add up to every object's rows written in every index
+ * (searchable), until each index was optimized after that (READY, as `index status` and `--wait` say:
+ * checked with `index status`), and until the object table was compacted after that (the last step
+ * of a worker once caught up: the project is then settled, as a search should find it). The workers look
  * for new work every 1 s (their default). Every process goes through the counting proxy (requests per
  * object indexed): its hop is in these times, which the model's embedding dominates.
  */
@@ -29,11 +30,13 @@ export interface IngestResult {
   add_s: number;
   add_objects_per_s: number;
   add_requests: number;
-  /** From the first `index create` until every object of every index is indexed. */
-  index_s: number;
-  /** Objects indexed per second, summed over the indexes. */
-  index_objects_per_s: number;
-  /** Until the object table was compacted after that. */
+  /** From the first `index create` until every object's rows are written in every index (searchable). */
+  written_s: number;
+  /** Until every index is READY as `index status` and `--wait` say (its rows written, then optimized). */
+  ready_s: number;
+  /** Objects made READY per second, summed over the indexes. */
+  ready_objects_per_s: number;
+  /** Until the object table was compacted after that (the project settled). */
   settled_s: number;
   /** S3 requests from the first `index create` until settled, per object indexed. */
   index_requests_per_object: number;
@@ -44,15 +47,18 @@ export interface IngestResult {
 
 const round = (value: number, places = 1) => Math.round(value * 10 ** places) / 10 ** places;
 
-/** The moment the merged logs first show `count` objects indexed in each index, or null before. */
-function indexedAt(events: WorkerEvent[], ids: string[], count: number): number | null {
-  const done = new Map<string, number>();
+/**
+ * When the merged logs (in order) first show `count` objects indexed in an index, and when that index
+ * was first optimized after that (its objects READY); undefined before.
+ */
+function milestones(events: WorkerEvent[], id: string, count: number): { written?: number; ready?: number } {
+  let done = 0;
+  let written: number | undefined;
   for (const event of [...events].sort((a, b) => a.at - b.at)) {
-    if (event.kind !== "indexed") continue;
-    done.set(event.index, (done.get(event.index) ?? 0) + event.count);
-    if (ids.every((id) => (done.get(id) ?? 0) >= count)) return event.at;
+    if (event.kind === "indexed" && event.index === id && (done += event.count) >= count) written ??= event.at;
+    if (event.kind === "optimized" && event.index === id && written !== undefined) return { written, ready: event.at };
   }
-  return null;
+  return { written };
 }
 
 export async function ingest(options: IngestOptions): Promise<IngestResult> {
@@ -68,25 +74,28 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
     const started = performance.now();
     const ids: string[] = [];
     for (let i = 0; i < options.indexes; i++) ids.push((JSON.parse((await cli("index", "create")).stdout) as { id: string }).id);
-    await waitUntil(`${count} objects indexed in ${ids.join(", ")}`, () => indexedAt(events(), ids, count) !== null, 3 * 3600_000, 100);
-    const indexed = indexedAt(events(), ids, count) as number;
-    const compactedAfter = () => events().find((event) => event.kind === "compacted" && event.at >= indexed)?.at;
+    const last = (key: "written" | "ready") => Math.max(...ids.map((id) => milestones(events(), id, count)[key] ?? Number.NaN));
+    await waitUntil(`${count} objects READY in ${ids.join(", ")}`, () => !Number.isNaN(last("ready")), 3 * 3600_000, 100);
+    const ready = last("ready");
+    const compactedAfter = () => events().find((event) => event.kind === "compacted" && event.at >= ready)?.at;
     await waitUntil("the object table's compaction", () => compactedAfter() !== undefined, 30 * 60_000, 100);
     const settled = compactedAfter() as number;
     const requests = proxy.since(mark).length;
     for (const id of ids) {
       const { status } = JSON.parse((await cli("index", "status", id)).stdout) as { status: { READY: number } };
-      if (status.READY !== count) throw new Error(`${id}: ${status.READY} objects READY of ${count}`);
+      if (status.READY !== count) throw new Error(`${id}: ${status.READY} objects READY of ${count}, where the workers' logs say all`);
     }
+    const seconds = (at: number) => round((at - started) / 1000);
     return {
       workers: options.workers,
       indexes: options.indexes,
       add_s: round(add.ms / 1000, 2),
       add_objects_per_s: Math.round(count / (add.ms / 1000)),
       add_requests: addRequests,
-      index_s: round((indexed - started) / 1000),
-      index_objects_per_s: round((count * ids.length) / ((indexed - started) / 1000)),
-      settled_s: round((settled - started) / 1000),
+      written_s: seconds(last("written")),
+      ready_s: seconds(ready),
+      ready_objects_per_s: round((count * ids.length) / ((ready - started) / 1000)),
+      settled_s: seconds(settled),
       index_requests_per_object: round(requests / (count * ids.length), 2),
       by_worker: workers.map((worker) => worker.events.reduce((sum, event) => sum + (event.kind === "indexed" ? event.count : 0), 0)),
       index_ids: ids,

@@ -41,8 +41,8 @@ export function renderReport(r: S3Report): string {
     [`serve --no-worker to /readyz 200, ms (${ready.s3.runs} starts)`, both(ready.local), both(ready.s3), ratio(ready.s3.p50_ms, ready.local.p50_ms), `${ready.requests.count} / start`, ""],
   ];
   const ingestRows = [
-    ["workers", "indexes", "add, s", "add objects/s", "indexed, s", "indexed objects/s", "settled, s", "by worker", "requests / object"],
-    ...r.ingests.map((i) => [String(i.workers), String(i.indexes), String(i.add_s), String(i.add_objects_per_s), String(i.index_s), String(i.index_objects_per_s), String(i.settled_s), i.by_worker.join(" + "), String(i.index_requests_per_object)]),
+    ["workers", "indexes", "add, s", "add objects/s", "rows written, s", "READY, s", "READY objects/s", "settled, s", "by worker", "requests / object"],
+    ...r.ingests.map((i) => [i.workers, i.indexes, i.add_s, i.add_objects_per_s, i.written_s, i.ready_s, i.ready_objects_per_s, i.settled_s, i.by_worker.join(" + "), i.index_requests_per_object].map(String)),
   ];
   const runs = (ms: number[]) => `median ${median(ms)} ms (${ms.join(", ")})`;
   const other = takeover.other_host_ms.length === 0 ? `not measured: ${takeover.other_host_note}` : runs(takeover.other_host_ms);
@@ -58,7 +58,7 @@ export function renderReport(r: S3Report): string {
     ...where("cold S3 CLI search", "search", cold.requests),
     ...where("replica until ready", "start", ready.requests),
     "",
-    "  ingest into the bucket (objects add, then index create with foreground workers already running):",
+    "  ingest into the bucket (objects add, then index create with foreground workers already running; times from the first index create):",
     ...table(ingestRows).map((line) => `  ${line}`),
     "",
     `  write lease takeover after SIGKILL of its holder (SEMSEARCH_LEASE_SECONDS=${takeover.lease_seconds}), kill → the next add's exit:`,

@@ -16,7 +16,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -37,7 +37,9 @@ export function benchCorpus(size: number, evalDir: string, dir: string): { file:
   const file = path.join(dir, "objects.jsonl");
   if (!existsSync(file)) {
     mkdirSync(dir, { recursive: true });
-    writeFileSync(file, [...abstracts, ...generated].map((doc) => JSON.stringify(doc)).join("\n") + "\n");
+    // (renamed into place whole: a run cut off while writing must not leave a shorter corpus for the next)
+    writeFileSync(`${file}.part`, [...abstracts, ...generated].map((doc) => JSON.stringify(doc)).join("\n") + "\n");
+    renameSync(`${file}.part`, file);
   }
   return { file, queries };
 }
@@ -146,11 +148,11 @@ export async function waitUntil(what: string, check: () => boolean | Promise<boo
 }
 
 /** A worker's log line that matters here, with when this process read it (performance.now()). */
-export type WorkerEvent = { at: number; kind: "indexed"; index: string; count: number } | { at: number; kind: "compacted" };
+export type WorkerEvent = { at: number; kind: "indexed"; index: string; count: number } | { at: number; kind: "optimized"; index: string } | { at: number; kind: "compacted" };
 
 export interface WorkerProcess {
   pid: number;
-  /** Its "indexed N objects" and "compacted the object table" lines so far, in order. */
+  /** Its "indexed N objects", "optimized up to seq" and "compacted the object table" lines so far, in order. */
   events: WorkerEvent[];
   /** SIGTERM (the batch in progress commits), then its exit code. */
   stop(): Promise<number | null>;
@@ -167,6 +169,8 @@ export async function startWorker(bin: string, project: string, env: NodeJS.Proc
     tail = (tail + line + "\n").slice(-3000);
     const batch = /(idx_\w+): indexed (\d+) objects/.exec(line);
     if (batch) events.push({ at, kind: "indexed", index: batch[1] as string, count: Number(batch[2]) });
+    const optimized = /(idx_\w+): optimized up to seq/.exec(line);
+    if (optimized) events.push({ at, kind: "optimized", index: optimized[1] as string });
     if (line.includes("compacted the object table")) events.push({ at, kind: "compacted" });
     if (line.includes("worker running in the foreground")) running = true;
   });

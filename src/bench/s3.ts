@@ -17,7 +17,8 @@
  *
  * It prints a table (or the report as JSON with --json), and saves the JSON in bench/results/s3-<n>.json.
  * The local project is built once through the CLI and cached (.cache/bench/s3-<n>/local, git-ignored);
- * the bucket projects are made anew each run, in a bucket of their own, removed at the end.
+ * the bucket projects are made anew each run, in a bucket of their own, removed at the end (kept
+ * when the run fails, or with --keep-bucket).
  */
 import { cpus, loadavg } from "node:os";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -95,6 +96,7 @@ async function main(): Promise<void> {
   process.once("SIGINT", interrupted).once("SIGTERM", interrupted);
   const localEnv = { ...process.env, NO_COLOR: "1", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" };
   const env = { ...localEnv, AWS_ENDPOINT_URL: proxy.url, ...(process.env.AWS_ENDPOINT_URL_S3 ? { AWS_ENDPOINT_URL_S3: proxy.url } : {}) };
+  let finished = false;
   try {
     const { file, queries } = benchCorpus(count, EVAL_DIR, DIR);
     const local = await localProject(file, localEnv);
@@ -125,9 +127,11 @@ async function main(): Promise<void> {
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(path.join(RESULTS, `s3-${count}.json`), JSON.stringify(report, null, 2));
     process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : renderReport(report));
+    finished = true;
   } finally {
     await proxy.close();
-    if (values["keep-bucket"]) log(`kept the bucket ${bucket.name}`);
+    // (a run that failed keeps its bucket, to look into)
+    if (values["keep-bucket"] || !finished) log(`kept the bucket ${bucket.name}`);
     else await bucket.remove();
   }
 }
