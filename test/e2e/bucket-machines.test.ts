@@ -14,7 +14,7 @@ import { BIN, runCli, userEnv, type RunOptions } from "../helpers/cli.js";
 import { freshBucket, s3Available, s3Env, type TestBucket } from "../helpers/s3.js";
 import { call, serve, waitUntil, type Served } from "../helpers/serve.js";
 
-const SEEDED = 240;
+const SEEDED = 160;
 const SHARED = 40;
 
 /** A machine's own folders: nothing of one is seen by another. */
