@@ -15,7 +15,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cliJson, runCli, tempProject, type CliResult } from "../helpers/cli.js";
 import { addObjects, indexBody, ok, search, waitBuilt, workerGone } from "../helpers/in-process.js";
-import { COUNT, copyProject, damage, objects, openStore, survived, tree, versions } from "../helpers/state-faults.js";
+import { buildBase, COUNT, copyProject, damage, objects, openStore, survived, tree, versions } from "../helpers/state-faults.js";
 
 let base: { dir: string; index: string };
 
@@ -38,11 +38,7 @@ const run = (project: string, command: { args: string[]; input?: string }) =>
 beforeAll(async () => {
   // (in process: the CLI's exit 0 is seen once the catalog is restored below)
   const dir = tempProject();
-  await ok(dir, (engine) => addObjects(engine, objects("a", COUNT)));
-  const { id } = await ok(dir, (engine) => engine.createIndex(indexBody(["title", "body"], true)));
-  await ok(dir, (engine) => waitBuilt(engine, id));
-  await workerGone(dir);
-  base = { dir, index: id };
+  base = await buildBase(dir);
 }, 120_000);
 
 describe("catalog.json damaged beside existing objects and an index", () => {

@@ -7,7 +7,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "vitest";
-import { ok, search } from "./in-process.js";
+import { addObjects, indexBody, ok, search, waitBuilt, workerGone } from "./in-process.js";
 
 type StoreModule = typeof import("../../src/engine/store/lance-store.js");
 
@@ -113,4 +113,13 @@ export async function survived(project: string, index: string, segments: boolean
   }
   expect(await ok(project, (engine) => engine.indexStatus(index))).toEqual({ UPLOADED: 0, PROCESSING: 0, READY: COUNT, ERROR: 0 });
   expect((await ok(project, (engine) => search(engine, index, "meadow river", { limit: 20 }))).hits).toHaveLength(COUNT);
+}
+
+/** The base project the damage cases copy: COUNT objects and a built index of title and body with highlights, its worker gone. */
+export async function buildBase(dir: string): Promise<{ dir: string; index: string }> {
+  await ok(dir, (engine) => addObjects(engine, objects("a", COUNT)));
+  const { id } = await ok(dir, (engine) => engine.createIndex(indexBody(["title", "body"], true)));
+  await ok(dir, (engine) => waitBuilt(engine, id));
+  await workerGone(dir);
+  return { dir, index: id };
 }

@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { addObjects, failure, indexBody, ok, search, waitBuilt, workerGone, type Engine, type Operation, type SemsearchError } from "../../helpers/in-process.js";
-import { COUNT, copyProject, damage, dataFile, DISTINCT, indexFiles, manifest, objects, openStore, restoreTable, survived as survivedAt, tree, versions, whole } from "../../helpers/state-faults.js";
+import { buildBase, COUNT, copyProject, damage, dataFile, DISTINCT, indexFiles, manifest, objects, openStore, restoreTable, survived as survivedAt, tree, versions, whole } from "../../helpers/state-faults.js";
 import { tempDir } from "../../helpers/temp.js";
 
 /** The commands tried on a damaged project: readers and every kind of writer. */
@@ -52,11 +52,7 @@ const survived = (project: string, index = base.index) => survivedAt(project, in
 
 beforeAll(async () => {
   const dir = path.join(tempDir("semsearch-state-faults-"), "project");
-  await ok(dir, (engine) => addObjects(engine, objects("a", COUNT)));
-  const { id } = await ok(dir, (engine) => engine.createIndex(indexBody(["title", "body"], true)));
-  await ok(dir, (engine) => waitBuilt(engine, id));
-  await workerGone(dir);
-  base = { dir, index: id };
+  base = await buildBase(dir);
 }, 120_000);
 
 describe("catalog.json damaged beside existing objects and an index", () => {
