@@ -19,6 +19,7 @@ import path from "node:path";
 import type { EngineContext } from "./context.js";
 import { ConflictError, EnvironmentError, fsError, NotFoundError, UsageError } from "./errors.js";
 import { failpoint } from "./failpoint.js";
+import { isBucketAddress } from "./location.js";
 import { dataFiles, type DataFile, type DataFiles } from "./project-files.js";
 import type { Project } from "./project.js";
 
@@ -46,7 +47,7 @@ const isManifest = (key: string) => /(^|\/)_versions\/[^/]+$/.test(key);
 /** Whether one of the two places lies inside the other (copying a project into itself). */
 function nested(a: string, b: string): boolean {
   const inside = (outer: string, inner: string) => {
-    if (/^[a-z0-9]+:\/\//.test(outer)) return inner === outer || inner.startsWith(`${outer}/`);
+    if (isBucketAddress(outer)) return inner === outer || inner.startsWith(`${outer}/`);
     const relative = path.relative(outer, inner);
     return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
   };
@@ -93,7 +94,7 @@ export async function copyProject(source: EngineContext, target: Project, now: (
  * rest as named), so that a link into the project is seen to be inside it; a bucket's address as it is.
  */
 function realPlace(place: string): string {
-  if (/^[a-z0-9]+:\/\//.test(place)) return place;
+  if (isBucketAddress(place)) return place;
   let existing = place;
   const rest: string[] = [];
   for (;;) {

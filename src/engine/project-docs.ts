@@ -66,14 +66,11 @@ export class FileDocs implements ProjectDocs {
  */
 export class RecordDocs implements ProjectDocs {
   /**
-   * The newest version of each document this process has read or written: a read lists from it
-   * (not every version since the first), and reads the newest version again (it may have been
-   * removed and made again).
+   * The newest version of each document this process has read or written, and when (performance.now()):
+   * a read lists from it (not every version since the first) and reads the newest version again (it
+   * may have been removed and made again), unless reads may be `maxAgeMs` old and it is younger.
    */
-  private readonly known = new Map<string, RecordVersion>();
-
-  /** What a long-running process read, and when (performance.now()), while reads may be `maxAgeMs` old. */
-  private readonly cache = new Map<string, { record: RecordVersion; at: number }>();
+  private readonly known = new Map<string, { record: RecordVersion; at: number }>();
 
   constructor(
     private readonly store: StateStore,
@@ -97,14 +94,12 @@ export class RecordDocs implements ProjectDocs {
   }
 
   private async newest(name: string): Promise<RecordVersion | null> {
-    const maxAgeMs = this.options.maxAgeMs ?? 0;
-    const cached = this.cache.get(name);
-    if (cached !== undefined && performance.now() - cached.at < maxAgeMs && this.options.mustBeFresh?.() !== true) return cached.record;
-    const record = await readRecord(this.store, name, this.known.get(name));
-    if (record !== null) this.known.set(name, record);
+    const known = this.known.get(name);
+    if (known !== undefined && performance.now() - known.at < (this.options.maxAgeMs ?? 0) && this.options.mustBeFresh?.() !== true) return known.record;
+    const record = await readRecord(this.store, name, known?.record);
     // (a document found missing is not kept: a server that took a new project's missing catalog for
     // the truth a moment after another machine wrote one would write an empty one over it)
-    if (maxAgeMs > 0 && record !== null) this.cache.set(name, { record, at: performance.now() });
+    if (record !== null) this.known.set(name, { record, at: performance.now() });
     return record;
   }
 
@@ -138,8 +133,7 @@ export class RecordDocs implements ProjectDocs {
   /** Notes the version written, and compacts the record at every COMPACT_EVERY-th (its writes are under the write lease: see record.ts). */
   private async written(name: string, version: RecordVersion | null): Promise<void> {
     if (version === null) return;
-    this.known.set(name, version);
-    if ((this.options.maxAgeMs ?? 0) > 0) this.cache.set(name, { record: version, at: performance.now() }); // (its own writes, read at once)
+    this.known.set(name, { record: version, at: performance.now() }); // (its own writes, read at once)
     if (version.version % COMPACT_EVERY === 0) await compactRecord(this.store, name, version.version);
   }
 

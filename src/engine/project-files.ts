@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
-import { mkdir, open, readdir, rename, rm } from "node:fs/promises";
+import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -49,14 +49,7 @@ class LocalDataFiles implements DataFiles {
         if (entry.name.startsWith(".")) continue;
         const key = prefix + entry.name;
         if (entry.isDirectory()) await walk(path.join(dir, entry.name), `${key}/`);
-        else if (entry.isFile()) {
-          const handle = await open(path.join(dir, entry.name), "r");
-          try {
-            files.push({ key, size: (await handle.stat()).size });
-          } finally {
-            await handle.close();
-          }
-        }
+        else if (entry.isFile()) files.push({ key, size: (await stat(path.join(dir, entry.name))).size });
       }
     };
     await walk(this.where, "");
