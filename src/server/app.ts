@@ -11,6 +11,7 @@ import { Hono, type Context } from "hono";
 import { cors } from "hono/cors";
 import * as v from "valibot";
 import { errorBody, InternalError, NotFoundError, RequestRefusedError, SemsearchError, ValidationError, environmentError, type Caller, type Engine } from "../engine/index.js";
+import { bodyCompleteness } from "./body.js";
 import { Gate } from "./gate.js";
 import { BodySpool } from "./spool.js";
 import { isLoopbackHostHeader } from "./hosts.js";
@@ -217,7 +218,7 @@ export function createApp(engine: Engine, options: AppOptions): Hono<Env> {
     if (route.write && caller?.readOnly) throw new RequestRefusedError(403, "READ_ONLY_KEY", `The key ${caller.keyId} is read-only: it can search and read, not ${route.summary.toLowerCase()}`);
     const query = parseQuery(url, route.query);
     const params = pathParams(route.path, url.pathname);
-    const context = { engine, params, query, request: c.req.raw, options, document, spool };
+    const context = { engine, params, query, request: c.req.raw, bodyComplete: bodyCompleteness(c.env), options, document, spool };
     const received = route.receive ? await route.receive(context) : undefined;
     let result: Awaited<ReturnType<Route["handle"]>>;
     try {

@@ -38,15 +38,25 @@ export function checkDeclaredLength(headers: Headers, limit: number, hint: strin
   if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw tooLarge(limit, hint);
 }
 
+/**
+ * Whether the client sent its whole body, from Node's own message (the adapter puts it in the
+ * environment); undefined where there is none (a request made in-process, as tests do).
+ */
+export function bodyCompleteness(env: unknown): (() => boolean) | undefined {
+  const incoming = (env as { incoming?: { complete?: unknown } } | undefined)?.incoming;
+  return incoming && typeof incoming.complete === "boolean" ? () => incoming.complete === true : undefined;
+}
+
 export const OBJECTS_HINT = "Send fewer objects per request, or start the server with a larger --max-body-mb.";
 
 /**
  * The body's chunks: 413 once they pass `limit` bytes, 499 when the client leaves before the end.
  * Nothing is read until a reader asks (a generator runs on demand), so no error can arise before
  * someone is there to be told: a stream destroyed with an error nobody listens to ends the process.
- * `onChunk` sees each chunk's size before it is passed on (and may throw to refuse it).
+ * `onChunk` sees each chunk's size before it is passed on (and may throw to refuse it); `complete`
+ * says whether the whole message arrived, asked when the stream ends.
  */
-async function* limitedChunks(body: WebReadableStream<Uint8Array>, limit: number, hint: string, onChunk?: (bytes: number) => void): AsyncGenerator<Buffer> {
+async function* limitedChunks(body: WebReadableStream<Uint8Array>, limit: number, hint: string, onChunk?: (bytes: number) => void, complete?: () => boolean): AsyncGenerator<Buffer> {
   const reader = body.getReader();
   let seen = 0;
   try {
@@ -57,7 +67,12 @@ async function* limitedChunks(body: WebReadableStream<Uint8Array>, limit: number
       } catch (error) {
         throw incomplete(error);
       }
-      if (next.done) return;
+      if (next.done) {
+        // A dropped upload can end the web stream as if it were whole (Node's IncomingMessage is
+        // destroyed without an error when nobody listened for one): only the parser knows.
+        if (complete !== undefined && !complete()) throw incomplete(new Error("the body ended before the message did"));
+        return;
+      }
       seen += next.value.byteLength;
       if (seen > limit) throw tooLarge(limit, hint);
       onChunk?.(next.value.byteLength);
@@ -73,17 +88,17 @@ async function* limitedChunks(body: WebReadableStream<Uint8Array>, limit: number
  * The body as a Node stream that fails with 413 once it passes `limit` bytes, and with 499 when the
  * client goes away mid-body (Readable.fromWeb read a body whose client had left as an empty one).
  */
-export function limitedStream(request: Request, limit: number, hint = OBJECTS_HINT, onChunk?: (bytes: number) => void): Readable {
+export function limitedStream(request: Request, limit: number, hint = OBJECTS_HINT, onChunk?: (bytes: number) => void, complete?: () => boolean): Readable {
   checkDeclaredLength(request.headers, limit, hint);
   if (request.body === null) return Readable.from([]);
-  return Readable.from(limitedChunks(request.body as unknown as WebReadableStream<Uint8Array>, limit, hint, onChunk), { objectMode: false });
+  return Readable.from(limitedChunks(request.body as unknown as WebReadableStream<Uint8Array>, limit, hint, onChunk, complete), { objectMode: false });
 }
 
 /** The whole body, at most `limit` bytes, parsed as JSON (422 INVALID_JSON naming the line otherwise). */
-export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+export async function readJsonBody(request: Request, limit: number, complete?: () => boolean): Promise<unknown> {
   const hint = `A create-index body is at most ${formatByteLimit(limit)}.`;
   const chunks: Buffer[] = [];
-  for await (const chunk of limitedStream(request, limit, hint) as AsyncIterable<Buffer>) chunks.push(chunk);
+  for await (const chunk of limitedStream(request, limit, hint, undefined, complete) as AsyncIterable<Buffer>) chunks.push(chunk);
   const bytes = Buffer.concat(chunks);
   if (!isUtf8(bytes)) throw new RequestRefusedError(422, "INVALID_JSON", "The request body is not valid UTF-8 text");
   const text = bytes.toString("utf8");

@@ -37,6 +37,8 @@ export interface RouteContext {
   params: Record<string, string>;
   query: Record<string, unknown>;
   request: Request;
+  /** Whether the whole body arrived (asked when its stream ends: a dropped upload can end it early). */
+  bodyComplete?: () => boolean;
   options: RouteOptions;
   /** The OpenAPI document (for its own route). */
   document: unknown;
@@ -84,9 +86,9 @@ function bodyBytes(options: RouteOptions): number {
 }
 
 /** An objects body, checked for its media type and received whole (413 past --max-body-mb). */
-function receiveObjects({ request, options, spool }: RouteContext, lines: boolean): Promise<ReceivedBody> {
+function receiveObjects({ request, bodyComplete, options, spool }: RouteContext, lines: boolean): Promise<ReceivedBody> {
   checkJsonMediaType(request.headers.get("content-type") ?? undefined, lines);
-  return spool.receive(request, bodyBytes(options));
+  return spool.receive(request, bodyBytes(options), bodyComplete);
 }
 
 /** The received body as the engine's input; its local image files confined to the server's image root. */
@@ -136,10 +138,10 @@ export const ROUTES: Route[] = [
   { method: "GET", path: "/v1/openapi.json", operationId: "openapi", summary: "This document", auth: false, write: false, query: NoQuerySchema, status: 200, response: "OpenApi", errors: [], handle: async ({ document }) => ({ body: document }) },
   {
     method: "POST", path: "/v1/indexes", operationId: "createIndex", summary: "Create an index", auth: true, write: true, query: NoQuerySchema, body: "index", status: 202, response: "Created", errors: [403, 409, 413, 415, 422, 503],
-    handle: async ({ engine, request }) => {
+    handle: async ({ engine, request, bodyComplete }) => {
       checkJsonMediaType(request.headers.get("content-type") ?? undefined, false);
       // Model folders are the server's files: a client names hub ids only.
-      return { body: await engine.createIndex(await readJsonBody(request, MAX_INDEX_BODY_BYTES), { modelFolders: false }) };
+      return { body: await engine.createIndex(await readJsonBody(request, MAX_INDEX_BODY_BYTES, bodyComplete), { modelFolders: false }) };
     },
   },
   { method: "GET", path: "/v1/indexes", operationId: "listIndexes", summary: "List indexes", auth: true, write: false, query: NoQuerySchema, status: 200, response: "IndexList", errors: [], handle: async ({ engine }) => ({ body: { indexes: await engine.listIndexes() } }) },

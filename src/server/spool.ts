@@ -122,7 +122,7 @@ export class BodySpool {
    * Reads the whole body to a file: 413 past `limit`, 499 when the client leaves first, 503 BUSY
    * when the bodies held would pass the spool's bytes. The file is removed on failure.
    */
-  async receive(request: Request, limit: number, hint = OBJECTS_HINT): Promise<ReceivedBody> {
+  async receive(request: Request, limit: number, complete?: () => boolean, hint = OBJECTS_HINT): Promise<ReceivedBody> {
     checkDeclaredLength(request.headers, limit, hint);
     const declared = Number(request.headers.get("content-length") ?? 0);
     if (Number.isSafeInteger(declared) && declared > 0 && this.held + declared > this.options.maxBytes) throw this.busy();
@@ -142,7 +142,7 @@ export class BodySpool {
     };
     const sink = handle.createWriteStream();
     try {
-      await pipeline(limitedStream(request, limit, hint, count), sink);
+      await pipeline(limitedStream(request, limit, hint, count, complete), sink);
     } catch (error) {
       sink.destroy(); // closes the file (the pipeline has, unless it never started)
       release();

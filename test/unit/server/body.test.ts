@@ -4,7 +4,9 @@ import { stat } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { RequestRefusedError } from "../../../src/engine/index.js";
-import { limitedStream } from "../../../src/server/body.js";
+import { connect } from "node:net";
+import { serve } from "@hono/node-server";
+import { bodyCompleteness, limitedStream } from "../../../src/server/body.js";
 import { BodySpool } from "../../../src/server/spool.js";
 import { tempDir } from "../../helpers/temp.js";
 
@@ -62,6 +64,44 @@ describe("limitedStream", () => {
   });
 });
 
+describe("bodyCompleteness", () => {
+  it("tells a body read after its client dropped the upload (its stream then ends as if whole) from a whole one", async () => {
+    // Node's IncomingMessage, destroyed before anyone listened for its error, reads as empty and
+    // ended: the parser's `complete` is what says the message never arrived.
+    const outcomes: string[] = [];
+    const server = serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: async (request: Request, env: unknown) => {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        try {
+          outcomes.push(await read(limitedStream(request, 10_000, "hint", undefined, bodyCompleteness(env))));
+        } catch (error) {
+          outcomes.push(String((error as RequestRefusedError).status));
+        }
+        return new Response("ok");
+      },
+    });
+    await new Promise((resolve) => server.once("listening", resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      for (const end of ["drop", "whole"]) {
+        const socket = connect(port, "127.0.0.1");
+        socket.on("error", () => {});
+        socket.write("POST /v1/objects HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n");
+        if (end === "whole") socket.write("0\r\n\r\n");
+        else setTimeout(() => socket.destroy(), 20);
+        await new Promise((resolve) => (end === "whole" ? socket.once("data", resolve) : socket.once("close", resolve)));
+        socket.destroy();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(outcomes).toEqual(["499", "hello"]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
 describe("BodySpool", () => {
   it("receives a body to a private file, removed by release", async () => {
     const parent = tempDir();
@@ -89,6 +129,16 @@ describe("BodySpool", () => {
     expect(spool.heldBytes()).toBe(0);
     const [dir] = readdirSync(parent);
     expect(readdirSync(path.join(parent, dir as string))).toEqual([]);
+  });
+
+  it("fails a body whose stream ended while its message was not complete (a dropped upload) and keeps no file", async () => {
+    const parent = tempDir();
+    const spool = new BodySpool({ maxBytes: 1000, parent });
+    const error = await refusal(spool.receive(post(['{"id":"a"}\n'], "end"), 100, () => false));
+    expect([error.status, error.code]).toEqual([499, "CLIENT_CLOSED"]);
+    expect(spool.heldBytes()).toBe(0);
+    expect(readdirSync(path.join(parent, readdirSync(parent)[0] as string))).toEqual([]);
+    expect((await spool.receive(post(['{"id":"a"}\n'], "end"), 100, () => true)).bytes).toBe(11);
   });
 
   it("keeps no file of bodies cut before their file was open", async () => {
