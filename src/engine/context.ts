@@ -38,6 +38,8 @@ export class EngineContext {
   /** Never start a background worker (EngineOptions.noWorker). */
   readonly noWorker: boolean;
   private closed = false;
+  /** When interruptedWork last found none (performance.now()). */
+  private noneInterruptedAt: number | undefined;
 
   constructor(
     readonly project: Project,
@@ -103,14 +105,30 @@ export class EngineContext {
       await this.project.init();
       // (the catalog's tables: one missing is damage, see StoreOptions.expectedTables)
       const expectedTables = async () => (await this.project.indexes()).flatMap(indexTables);
-      const store = await LanceStore.open(this.project.dataDir, this.oneShot ? { expectedTables } : { vectorCacheBytes: vectorCacheBytes(), expectedTables });
+      // (a bucket project's server reads tables' versions as it reads the state: at most stateMaxAgeMs old)
+      const store = await LanceStore.open(this.project.dataDir, this.oneShot ? { expectedTables } : { vectorCacheBytes: vectorCacheBytes(), expectedTables, versionMaxAgeMs: this.project.stateMaxAgeMs });
       // (a bucket project's writer may lose its lease: each commit checks it; docs/design/object-storage.md)
       if (this.project.remote) store.guardWrites(() => this.project.checkWriteLease());
       return store;
     })();
     const store = await this.storePromise;
-    if (await interruptedWorkPending(this.project)) await this.project.locked(() => recoverInterrupted(this.project, store), undefined, () => this.fence(store));
+    if (await this.interruptedWork()) await this.project.locked(() => recoverInterrupted(this.project, store), undefined, () => this.fence(store));
     return store;
+  }
+
+  /**
+   * Whether a dead process left work to finish. A bucket project's server, whose state reads may be
+   * `stateMaxAgeMs` old, looks again only that often once it found none (three requests a search
+   * otherwise): a process that died meanwhile in the middle of a delete reads, for that long, as a
+   * delete still under way does (its objects gone, their index rows left to drop). Writers are not
+   * concerned: under the write lock, `locked` finishes such work first, from fresh reads.
+   */
+  private async interruptedWork(): Promise<boolean> {
+    const maxAge = this.project.stateMaxAgeMs;
+    if (maxAge > 0 && this.noneInterruptedAt !== undefined && performance.now() - this.noneInterruptedAt < maxAge) return false;
+    const pending = await interruptedWorkPending(this.project);
+    this.noneInterruptedAt = pending ? undefined : performance.now();
+    return pending;
   }
 
   /**

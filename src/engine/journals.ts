@@ -17,9 +17,8 @@ import type { LanceStore } from "./store/lance-store.js";
 
 /** Whether a journal is left by a process that died (so its work must be undone or completed). */
 export async function interruptedWorkPending(project: Project): Promise<boolean> {
-  const add = await project.unfinishedAdd();
-  const del = await project.unfinishedDelete();
-  const index = await project.unfinishedIndexWork();
+  // (read together: in a bucket, each is a request)
+  const [add, del, index] = await Promise.all([project.unfinishedAdd(), project.unfinishedDelete(), project.unfinishedIndexWork()]);
   for (const journal of [add, del, index]) if (journal !== null && !(await project.journalOwnerAlive(journal))) return true;
   return false;
 }

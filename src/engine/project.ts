@@ -121,6 +121,11 @@ export class Project {
     this.tmpDir = path.join(this.localDir, "tmp");
   }
 
+  /** How old a read of a bucket project's state outside the write lock may be, in ms (0 for a local project: its files are read each time). */
+  get stateMaxAgeMs(): number {
+    return this.remote ? (this.options.stateMaxAgeMs ?? 0) : 0;
+  }
+
   /** The documents and locks: files for a local project; for a bucket, records and leases in its state store, checked once. */
   private backend(): Promise<{ docs: ProjectDocs; locks: ProjectLocks }> {
     if (this.backendPromise) return this.backendPromise;

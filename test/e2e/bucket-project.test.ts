@@ -186,6 +186,42 @@ describe.skipIf(!s3Available())("a project in an S3 bucket", () => {
     for (const worker of [paused, taker]) expect(worker.log()).not.toMatch(/This is a bug/);
   });
 
+  it("a replica's searches see its own writes at once, and another machine's within the bound", async () => {
+    // (a server reads the tables' versions at most once a second, as it reads the state; its own commits at once)
+    const project = bucket.uri("fresh");
+    await ok(project, ["objects", "add", "-"], { input: objects("f", 12) });
+    const { id } = await ok(project, ["index", "create", "--wait"]);
+    const replicas = [await serve(project, ["--no-worker", "--no-auth", "--no-local-socket"], env()), await serve(project, ["--no-worker", "--no-auth", "--no-local-socket"], env())];
+    const found = async (url: string | undefined) => (await call(`${url}/v1/indexes/${id}/search?query=meadow&limit=50`, null)).json.results.map((hit: { id: string }) => hit.id).sort();
+    try {
+      for (const replica of replicas) expect(await found(replica.url)).toHaveLength(12);
+      const [a, b] = replicas;
+      // searches all along on A, so that it read the index's version just before the delete committed
+      let searching = true;
+      const meanwhile = (async () => {
+        while (searching) await found(a?.url);
+      })();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const deleted = await call(`${a?.url}/v1/objects/f3`, null, { method: "DELETE" });
+      const after = await found(a?.url);
+      searching = false;
+      await meanwhile;
+      expect(deleted.status).toBe(200);
+      expect(after, "the replica that answered the delete").not.toContain("f3");
+      await ok(project, ["objects", "delete", "f4"]); // another machine
+      const started = Date.now();
+      for (;;) {
+        const [onA, onB] = [await found(a?.url), await found(b?.url)];
+        if (![...onA, ...onB].some((hit: string) => hit === "f3" || hit === "f4")) break;
+        expect(Date.now() - started, `still listed: a ${onA}, b ${onB}`).toBeLessThan(2_500);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(await found(b?.url)).toHaveLength(10);
+    } finally {
+      for (const replica of replicas) await replica.stop();
+    }
+  });
+
   it("keys created or revoked by the CLI take effect on a running server within the refresh bound", async () => {
     const project = bucket.uri("served");
     await ok(project, ["objects", "add", "-"], { input: objects("s", 3) });

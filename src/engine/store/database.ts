@@ -46,6 +46,8 @@ export interface SnapshotReads {
 export class Database implements CheckedDatabase {
   /** Handles of tables at their latest version (reads always see other processes' commits). */
   private readonly handles = new Map<string, Table>();
+  /** Each table's latest version as last read, and when (performance.now()): see latestVersion. */
+  private readonly versions = new Map<string, { version: number; at: number }>();
   /** Checks of the tables under way after a failure, by the table and version it was of (see damage). */
   private readonly damageChecks = new Map<string, Promise<SemsearchError | null>>();
   /** Tables whose vector index this process has prewarmed (see prewarmVectorIndex). */
@@ -67,6 +69,8 @@ export class Database implements CheckedDatabase {
     readonly lance: Lance,
     /** The tables the project's records say exist (StoreOptions.expectedTables). */
     readonly expectedTables: () => readonly string[] | Promise<readonly string[]>,
+    /** How old latestVersion's answer may be (StoreOptions.versionMaxAgeMs). */
+    private readonly versionMaxAgeMs = 0,
   ) {}
 
   /**
@@ -74,11 +78,11 @@ export class Database implements CheckedDatabase {
    * (`s3://bucket/prefix/data`, reached as s3-config.ts reads the environment); reads always see other
    * processes' commits.
    */
-  static async open(dir: string, expectedTables: () => readonly string[] | Promise<readonly string[]> = async () => []): Promise<Database> {
+  static async open(dir: string, expectedTables: () => readonly string[] | Promise<readonly string[]> = async () => [], versionMaxAgeMs = 0): Promise<Database> {
     const lance = await loadLance();
     const storageOptions = dir.startsWith("s3://") ? s3StorageOptions(s3Config(process.env)) : undefined;
     const connection = await wrap(dir, "opening the database", () => lance.lancedb.connect(dir, { readConsistencyInterval: 0, ...(storageOptions ? { storageOptions } : {}) }));
-    return new Database(dir, connection, lance, expectedTables);
+    return new Database(dir, connection, lance, expectedTables, versionMaxAgeMs);
   }
 
   get closed(): boolean {
@@ -127,6 +131,24 @@ export class Database implements CheckedDatabase {
       this.handles.set(name, table);
     }
     return table;
+  }
+
+  /**
+   * The latest version of table `name`, which a snapshot pins. Read from the store each time (in a
+   * bucket, a listing of the table's versions), unless reads may be `versionMaxAgeMs` old (a bucket
+   * project's server): then as read less than that ago, or the version this process's own last commit
+   * made if that is later (a write it answered is seen by its next search at once).
+   */
+  async latestVersion(name: string): Promise<number> {
+    // (only where commits go through handles of their own, which say what they committed: a bucket's)
+    const maxAge = this.writeGuard === undefined ? 0 : this.versionMaxAgeMs;
+    const own = this.writeHandles.get(name);
+    const committed = own ? await own.version().catch(() => -1) : -1; // (a handle that never refreshes itself: no request)
+    const known = this.versions.get(name);
+    if (known !== undefined && performance.now() - known.at < maxAge) return Math.max(known.version, committed);
+    const version = await this.wrap(name, `reading the version of ${name}`, async () => (await this.table(name)).version());
+    if (maxAge > 0) this.versions.set(name, { version, at: performance.now() });
+    return Math.max(version, committed);
   }
 
   /**
@@ -190,6 +212,7 @@ export class Database implements CheckedDatabase {
   async dropTable(name: string): Promise<void> {
     await this.checkWrite();
     this.handles.delete(name);
+    this.versions.delete(name);
     this.writeHandles.delete(name);
     if (await this.hasTable(name)) await this.wrap(name, `dropping table ${name}`, () => this.connection.dropTable(name));
   }

@@ -32,6 +32,8 @@ export interface StoreOptions {
    * is reported as damage (CORRUPT_TABLE) when an operation fails, rather than as a bug.
    */
   expectedTables?: () => readonly string[] | Promise<readonly string[]>;
+  /** How old a snapshot's idea of a table's latest version may be, in ms (Database.latestVersion); 0 by default: read each time. */
+  versionMaxAgeMs?: number;
 }
 
 export class LanceStore extends StoreReads {
@@ -56,7 +58,7 @@ export class LanceStore extends StoreReads {
    *   memory for the rescoring (vector-cache.ts); none by default
    */
   static async open(dir: string, options: StoreOptions = {}): Promise<LanceStore> {
-    const db = await Database.open(dir, options.expectedTables);
+    const db = await Database.open(dir, options.expectedTables, options.versionMaxAgeMs);
     return new LanceStore(db, new VectorHolder(options.vectorCacheBytes));
   }
 

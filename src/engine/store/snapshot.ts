@@ -48,8 +48,7 @@ export class Snapshot extends StoreReads {
     let table = this.pinnedHere.get(name);
     if (!table) {
       table = (async () => {
-        const { latest } = this.db;
-        const version = await latest.wrap(name, `reading the version of ${name}`, async () => (await latest.table(name)).version());
+        const version = await this.db.latestVersion(name);
         this.pinnedVersions.set(name, version);
         const known = this.pinned.get(name);
         if (known?.version === version) return known.table;
