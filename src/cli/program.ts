@@ -196,7 +196,8 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
   const add = objects
     .command("add [files...]")
     .description("add or replace objects from JSON, JSON arrays or JSON Lines files, or stdin (-)")
-    .option("--id-field <field>", "field holding the object id (default id; generated when absent)");
+    .option("--id-field <field>", "field holding the object id (default id); every object must have it")
+    .option("--generate-ids", "give objects without an id a random one (without it, an add whose objects have a field that looks like their id, such as sku, is refused)");
   addWaitFlags(add, "wait until every index has processed them").action(withGlobals(h.objectsAdd));
   objects.command("get <id>").description("show an object and its state in each index").action(withGlobals(h.objectsGet));
   objects
@@ -205,7 +206,13 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--limit <n>", "objects to list (default 100)", integerArg)
     .option("--offset <n>", "objects to skip", integerArg)
     .action(withGlobals(h.objectsList));
-  objects.command("delete <id>").description("delete an object from the store and every index").action(withGlobals(h.objectsDelete));
+  objects
+    .command("delete [ids...]")
+    .description("delete objects from the store and every index: ids, - (one per line on stdin) or --filter; all or none")
+    .option("--filter <filter>", "delete every object the filter matches (an index's filterable fields, as search --filter)")
+    .option("--index <id>", "the index whose fields --filter reads (needed when there are several)")
+    .option("--yes", "delete what --filter matches without asking (needed without a terminal)")
+    .action(withGlobals(h.objectsDelete));
 
   program
     .command("search <index> [query...]")

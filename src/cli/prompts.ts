@@ -1,5 +1,5 @@
 /** The only importer of @clack/prompts. Prompts answer `null` when the person cancels (Esc, Ctrl+C). */
-import { cancel, intro, isCancel, log, outro, select, selectKey, text } from "@clack/prompts";
+import { cancel, confirm, intro, isCancel, log, outro, select, selectKey, text } from "@clack/prompts";
 
 export interface Choice<T extends string> {
   value: T;
@@ -33,6 +33,12 @@ export async function ask(message: string, options: { initial?: string; placehol
     placeholder: options.placeholder,
     validate: options.validate ? (value) => options.validate?.(value ?? "") : undefined,
   });
+  return isCancel(answer) ? null : answer;
+}
+
+/** A yes/no question, no by default; null when cancelled. */
+export async function confirmed(message: string): Promise<boolean | null> {
+  const answer = await confirm({ message, initialValue: false });
   return isCancel(answer) ? null : answer;
 }
 

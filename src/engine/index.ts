@@ -23,6 +23,7 @@ import type { IndexInfo, IndexStatusCounts, ObjectInfo, SearchPage, StoredObject
 const indexesModule = () => import("./indexes.js");
 const buildModule = () => import("./build.js");
 const objectsModule = () => import("./objects/service.js");
+const deleteModule = () => import("./objects/delete.js");
 const searchModule = () => import("./search/search.js");
 const modelsModule = () => import("./models.js");
 const thumbnailModule = () => import("./images/thumbnail.js");
@@ -179,6 +180,16 @@ export class Engine {
 
   async deleteObject(id: string): Promise<void> {
     return (await objectsModule()).deleteObject(this.ctx, id);
+  }
+
+  /** Deletes objects by id, all or none (objects/delete.ts); returns the ids deleted. */
+  async deleteObjects(ids: readonly string[]): Promise<string[]> {
+    return (await deleteModule()).deleteObjects(this.ctx, ids);
+  }
+
+  /** The ids of the objects a filter matches in an index (its filterable fields), refused while it builds. */
+  async objectsMatching(indexId: string, filter: string): Promise<string[]> {
+    return (await deleteModule()).objectsMatching(this.ctx, indexId, filter);
   }
 
   /** Searches an index; the result has the service's pagination (spec §2.7). */

@@ -6,7 +6,7 @@ import { toJsonSchema, type JsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import { CreateIndexBodySchema } from "../engine/index.js";
 import { ROUTES, type Route } from "./routes.js";
-import { RESPONSES } from "./schemas.js";
+import { DeleteObjectsBodySchema, RESPONSES } from "./schemas.js";
 
 const STATUS_TEXT: Record<number, string> = {
   200: "OK",
@@ -53,6 +53,7 @@ function parameters(route: Route) {
 
 const BODIES = {
   index: { "application/json": { schema: ref("CreateIndexBody") } },
+  deletion: { "application/json": { schema: ref("DeleteObjectsBody") } },
   object: { "application/json": { schema: { type: "object", description: "One object; its id field, when present, must equal the path's id." } } },
   objects: {
     "application/json": { schema: { oneOf: [{ type: "array", items: { type: "object" } }, { type: "object" }], description: "A JSON array of objects, or one object. All or nothing: one malformed object adds none." } },
@@ -85,7 +86,7 @@ export function openApiDocument(version = "0.1.0"): Record<string, unknown> {
     const path = route.path.replace(/:(\w+)/g, "{$1}");
     paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation(route) };
   }
-  const schemas: Record<string, unknown> = { CreateIndexBody: convert(CreateIndexBodySchema) };
+  const schemas: Record<string, unknown> = { CreateIndexBody: convert(CreateIndexBodySchema), DeleteObjectsBody: convert(DeleteObjectsBodySchema) };
   for (const [name, schema] of Object.entries(RESPONSES)) schemas[name] = convert(schema as v.GenericSchema);
   return {
     openapi: "3.1.0",

@@ -7,7 +7,7 @@ import * as v from "valibot";
 import { confinedBase, EnvironmentError, searchResponse, ValidationError, type Engine, type SemsearchError } from "../engine/index.js";
 import { checkJsonMediaType, readJsonBody } from "./body.js";
 import type { BodySpool, ReceivedBody } from "./spool.js";
-import { AddObjectsQuerySchema, ListObjectsQuerySchema, NoQuerySchema, SearchQuerySchema, type RESPONSES } from "./schemas.js";
+import { AddObjectsQuerySchema, DeleteObjectsBodySchema, ListObjectsQuerySchema, NoQuerySchema, SearchQuerySchema, type RESPONSES } from "./schemas.js";
 
 /** Whether a server is ready to answer searches (its models loaded, its indexes opened); why not, else. */
 export type Readiness = { ready: true } | { ready: false; error?: SemsearchError };
@@ -64,7 +64,7 @@ export interface Route {
   gate?: "search" | "write";
   query: QuerySchema;
   /** The request body, for the document. */
-  body?: "index" | "object" | "objects";
+  body?: "index" | "object" | "objects" | "deletion";
   status: number;
   response: keyof typeof RESPONSES;
   /** Other statuses the route answers with, for the document (every route also has 404 and 500). */
@@ -120,6 +120,17 @@ const search: Route["handle"] = async ({ engine, params, query }) => {
   return { body: searchResponse(page), headers };
 };
 
+/** A JSON body its schema refuses: 422 naming the first field at fault. */
+function bodyInvalid(issues: readonly v.BaseIssue<unknown>[]): ValidationError {
+  const listed = issues.map((issue) => {
+    const path = v.getDotPath(issue) ?? "body";
+    const message = issue.type === "strict_object" ? "unknown field; known: ids, filter, index" : issue.received === "undefined" ? "required, but missing" : issue.message;
+    return { path: path.slice(0, 100), message };
+  });
+  const first = listed[0] as { path: string; message: string };
+  return new ValidationError("INVALID_BODY", `The body's ${first.path}: ${first.message}`, { issues: listed });
+}
+
 const READ_ERRORS = [422];
 const WRITE_ERRORS = [403, 409, 413, 415, 422, 503];
 
@@ -153,8 +164,8 @@ export const ROUTES: Route[] = [
     method: "POST", path: "/v1/objects", operationId: "addObjects", summary: "Add or replace objects", auth: true, write: true, gate: "write", query: AddObjectsQuerySchema, body: "objects", status: 200, response: "Added", errors: WRITE_ERRORS,
     receive: (ctx) => receiveObjects(ctx, true),
     handle: async (ctx) => {
-      const idField = (ctx.query as v.InferOutput<typeof AddObjectsQuerySchema>).id_field;
-      return { body: await ctx.engine.addObjects([objectsInput(ctx)], { idField }) };
+      const query = ctx.query as v.InferOutput<typeof AddObjectsQuerySchema>;
+      return { body: await ctx.engine.addObjects([objectsInput(ctx)], { idField: query.id_field, generateIds: query.generate_ids === "true" }) };
     },
   },
   {
@@ -175,6 +186,21 @@ export const ROUTES: Route[] = [
     handle: async ({ engine, params }) => {
       await engine.deleteObject(params.id as string);
       return { body: { deleted: params.id } };
+    },
+  },
+  {
+    // (an extension of the spec: many objects in one delete, all or none)
+    method: "DELETE", path: "/v1/objects", operationId: "deleteObjects", summary: "Delete objects by id, or every object a filter matches in an index", auth: true, write: true, query: NoQuerySchema, body: "deletion", status: 200, response: "DeletedMany", errors: [403, 409, 413, 415, 422, 503],
+    handle: async ({ engine, request, bodyComplete, options }) => {
+      checkJsonMediaType(request.headers.get("content-type") ?? undefined, false);
+      const body = v.safeParse(DeleteObjectsBodySchema, await readJsonBody(request, bodyBytes(options), bodyComplete));
+      if (!body.success) throw bodyInvalid(body.issues);
+      const { ids, filter, index } = body.output;
+      if ((ids === undefined) === (filter === undefined)) throw new ValidationError("INVALID_BODY", 'Give "ids" (an array of object ids) or "filter" with "index", not both', { issues: [{ path: ids === undefined ? "ids" : "filter", message: "one of ids or filter" }] });
+      if (filter !== undefined && index === undefined) throw new ValidationError("INVALID_BODY", '"filter" needs "index": the index whose filterable fields it reads', { issues: [{ path: "index", message: "missing" }] });
+      const targets = ids ?? (await engine.objectsMatching(index as string, filter as string));
+      const deleted = targets.length === 0 ? [] : await engine.deleteObjects(targets);
+      return { body: { count: deleted.length, deleted } };
     },
   },
   { method: "GET", path: "/v1/worker", operationId: "workerStatus", summary: "Background worker status", auth: true, write: false, query: NoQuerySchema, status: 200, response: "WorkerStatus", errors: [], handle: async ({ engine }) => ({ body: await engine.workerStatus() }) },

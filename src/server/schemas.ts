@@ -26,10 +26,18 @@ export const ListObjectsQuerySchema = v.strictObject({
 });
 
 export const AddObjectsQuerySchema = v.strictObject({
-  id_field: v.optional(v.pipe(v.string(), v.minLength(1), v.description("Field holding each object's id (default `id`; objects without one get a generated id)."))),
+  id_field: v.optional(v.pipe(v.string(), v.minLength(1), v.description("Field holding each object's id (default `id`). Named, every object must have it; not named, objects without an `id` get a generated id, unless a field of theirs looks like their id (`sku`, `uuid`…): then 422 `NO_ID_FIELD` names it."))),
+  generate_ids: v.optional(v.pipe(v.picklist(["true", "false"], "expected true or false"), v.description("`true`: objects without an id get a generated one, whatever their fields look like."))),
 });
 
 export const NoQuerySchema = v.strictObject({});
+
+/** The body of `DELETE /v1/objects` (an extension): ids, or a filter over an index's filterable fields. */
+export const DeleteObjectsBodySchema = v.strictObject({
+  ids: v.optional(v.pipe(v.array(v.pipe(v.string("expected an object id (a string)"), v.minLength(1, "an id is not empty"))), v.description("The objects to delete: all of them, or none when one is not stored (404)."))),
+  filter: v.optional(v.pipe(v.string(), v.description("Deletes every object this filter matches in `index` (the filter syntax of search)."))),
+  index: v.optional(v.pipe(v.string(), v.description("The index (id or name) whose filterable fields `filter` reads; refused (409) while it is building."))),
+});
 
 const ErrorEntry = v.object({
   code: v.string(),
@@ -94,6 +102,7 @@ export const RESPONSES = {
   IndexList: v.strictObject({ indexes: v.array(IndexSchema) }),
   IndexStatus: v.strictObject({ status: StatusCounts }),
   Deleted: v.strictObject({ deleted: v.string() }),
+  DeletedMany: v.strictObject({ count: v.number(), deleted: v.array(v.string()) }),
   SearchResponse: SearchResponseSchema,
   ObjectInfo: ObjectInfoSchema,
   ObjectList: v.strictObject({ objects: v.array(v.strictObject(StoredObject)) }),

@@ -7,6 +7,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { cliJson, runCli, tempProject } from "../helpers/cli.js";
+import { call, serve } from "../helpers/serve.js";
 
 const forty = Array.from({ length: 40 }, (_, i) => JSON.stringify({ id: `p${i}`, title: `Paper ${i} on tidal energy`, body: `Waves and tides ${i}.`, price: i % 10 === 0 ? "cheap" : i })).join("\n");
 
@@ -120,5 +121,102 @@ describe("index names", () => {
     }
     expect(await cliJson(project, ["index", "delete", "papers"])).toEqual({ deleted: id });
     expect((await runCli(["--project", project, "search", "papers", "q"])).exitCode).toBe(3);
+  });
+});
+
+describe("objects without an id field", () => {
+  const products = Array.from({ length: 30 }, (_, i) => JSON.stringify({ sku: `TW-${100 + i}`, title: `Tidewater jacket ${i}`, price: 20 + i })).join("\n");
+
+  it("are refused when a field looks like their id, naming it; --id-field then keys them, and adding again replaces them", async () => {
+    const project = tempProject();
+    const dir = path.dirname(project);
+    const file = path.join(dir, "products.jsonl");
+    writeFileSync(file, products);
+    const refused = await runCli(["--project", project, "objects", "add", file]);
+    expect(refused.exitCode).toBe(4);
+    expect(refused.stderr).toContain(`${file}:1: no "id" field; did you mean --id-field sku? (all 30 objects without an id have a unique "sku")`);
+    expect(refused.stderr).toContain("--generate-ids");
+    expect(await runCli(["--project", project, "--json", "objects", "list"]).then((r) => r.exitCode === 0 ? JSON.parse(r.stdout).objects : r.stderr)).toEqual([]);
+    for (let round = 0; round < 2; round++) {
+      const added = await cliJson(project, ["objects", "add", file, "--id-field", "sku"]);
+      expect(added.count).toBe(30);
+      expect(added.ids[0]).toBe("TW-100");
+    }
+    expect((await cliJson(project, ["objects", "list", "--limit", "1000"])).objects).toHaveLength(30);
+  });
+
+  it("--id-field on an object without that field is an error naming its file and line, and nothing is added", async () => {
+    const project = tempProject();
+    const file = path.join(path.dirname(project), "products.jsonl");
+    writeFileSync(file, `${products.split("\n").slice(0, 2).join("\n")}\n{"title":"no sku"}\n`);
+    const failed = await runCli(["--project", project, "--json", "objects", "add", file, "--id-field", "sku"]);
+    expect(failed.exitCode).toBe(4);
+    const [error] = JSON.parse(failed.stderr).errors;
+    expect(error.code).toBe("MISSING_ID");
+    expect(error.message).toBe(`${file}:3: the object has no field "sku", named as the id field`);
+    expect((await cliJson(project, ["objects", "list"])).objects).toEqual([]);
+  });
+
+  it("get random ids otherwise, said on stderr (quiet with --generate-ids)", async () => {
+    const project = tempProject();
+    const notes = '{"title":"Groceries","body":"eggs"}\n{"title":"Ideas","body":"a boat"}\n';
+    const human = await runCli(["--project", project, "objects", "add", "-"], { input: notes });
+    expect(human.exitCode, human.stderr).toBe(0);
+    expect(human.stdout).toBe("Added 2 objects.\n");
+    expect(human.stderr).toContain('2 objects have no "id" field (the first at <stdin>:1): they were given random ids.');
+    const json = await runCli(["--project", project, "--json", "objects", "add", "-"], { input: notes });
+    expect(JSON.parse(json.stderr).warnings[0].code).toBe("IDS_GENERATED");
+    expect(await cliJson(project, ["objects", "add", "-", "--generate-ids"], { input: products })).toMatchObject({ count: 30 });
+    expect((await cliJson(project, ["objects", "list", "--limit", "1000"])).objects).toHaveLength(34);
+  });
+});
+
+describe("deleting many objects", () => {
+  const goods = Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: `g${i}`, title: `Tidewater coat ${i}`, category: i % 4 === 0 ? "sale" : "new" })).join("\n");
+
+  it("by ids as arguments or on stdin, all or none; by --filter, asked for with --yes without a terminal", async () => {
+    const project = tempProject();
+    await cliJson(project, ["objects", "add", "-"], { input: goods });
+    expect(await cliJson(project, ["objects", "delete", "g1", "g2", "g2"])).toEqual({ count: 2, deleted: ["g1", "g2"] });
+    expect(await cliJson(project, ["objects", "delete", "g3"])).toEqual({ deleted: "g3" }); // one id: the shape it always had
+    const missing = await runCli(["--project", project, "--json", "objects", "delete", "g5", "nope", "g6"]);
+    expect(missing.exitCode).toBe(3);
+    expect(JSON.parse(missing.stderr).errors[0].message).toBe('1 of the 3 ids are not stored: "nope"; nothing was deleted');
+    const piped = await runCli(["--project", project, "objects", "delete", "-"], { input: "g5\r\ng6\n\n  \n" });
+    expect([piped.exitCode, piped.stdout]).toEqual([0, "Deleted 2 objects.\n"]);
+    expect((await cliJson(project, ["objects", "list"])).objects).toHaveLength(15);
+
+    const { id } = await cliJson(project, ["index", "create", "--searchable", "title", "--filterable", "category", "--wait"]);
+    const unasked = await runCli(["--project", project, "--json", "objects", "delete", "--filter", "category:sale"]);
+    expect(unasked.exitCode).toBe(2);
+    expect(JSON.parse(unasked.stderr).errors[0]).toMatchObject({ code: "CONFIRMATION_NEEDED", message: expect.stringContaining("The filter matches 5 objects: add --yes") });
+    const byFilter = await cliJson(project, ["objects", "delete", "--filter", "category:sale", "--yes"]);
+    expect([...byFilter.deleted].sort()).toEqual(["g0", "g12", "g16", "g4", "g8"]);
+    expect(await cliJson(project, ["objects", "delete", "--filter", "category:sale", "--index", id, "--yes"])).toEqual({ count: 0, deleted: [] });
+    const left = (await cliJson(project, ["search", id, "tidewater coat", "--limit", "50"])).results.map((r: { id: string }) => r.id);
+    expect(left).toHaveLength(10);
+    const bad = await runCli(["--project", project, "--json", "objects", "delete", "--filter", "colour:red", "--yes"]);
+    expect(bad.exitCode).toBe(4);
+  });
+
+  it("over HTTP: DELETE /v1/objects with ids or a filter, all or none", async () => {
+    const project = tempProject();
+    await cliJson(project, ["objects", "add", "-"], { input: goods });
+    const { id } = await cliJson(project, ["index", "create", "--searchable", "title", "--filterable", "category", "--wait"]);
+    const server = await serve(project, ["--no-auth", "--no-worker"]);
+    const remove = (body: unknown) => call(`${server.url}/v1/objects`, null, { method: "DELETE", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+    try {
+      expect((await remove({ ids: ["g1", "g2"] })).json).toEqual({ count: 2, deleted: ["g1", "g2"] });
+      const missing = await remove({ ids: ["g3", "nope"] });
+      expect([missing.status, missing.json.errors[0].code]).toEqual([404, "OBJECT_NOT_FOUND"]);
+      expect((await remove({ filter: "category:sale", index: id })).json.count).toBe(5);
+      for (const body of [{}, { ids: ["g3"], filter: "category:new", index: id }, { filter: "category:new" }, { ids: "g3" }, { ids: [""] }, { id: "g3" }]) {
+        const refused = await remove(body);
+        expect(refused.status, JSON.stringify(body)).toBe(422);
+      }
+    } finally {
+      await server.stop();
+    }
+    expect((await cliJson(project, ["objects", "list"])).objects).toHaveLength(13);
   });
 });

@@ -142,7 +142,14 @@ describe("the operations the spec leaves unshown", () => {
     const mismatch = await api("PUT", "/v1/objects/s5", writer, { body: JSON.stringify({ id: "other" }), headers: { "content-type": "application/json" } });
     expect(mismatch.status).toBe(422);
     expect(mismatch.json.errors[0].code).toBe("ID_MISMATCH");
-    for (const id of ["serve%2Fone", "s1", "s2", "s3", "s4"]) expect((await api("DELETE", `/v1/objects/${id}`)).status).toBe(200);
+    for (const id of ["serve%2Fone", "s1", "s2"]) expect((await api("DELETE", `/v1/objects/${id}`)).status).toBe(200);
+    const json = { "content-type": "application/json" };
+    const many = (body: unknown) => api("DELETE", "/v1/objects", writer, { body: JSON.stringify(body), headers: json });
+    expect((await many({ ids: ["s3", "nope"] })).status).toBe(404); // all or none
+    expect((await many({ ids: ["s3", "s4"] })).json).toEqual({ count: 2, deleted: ["s3", "s4"] });
+    expect((await many({ ids: "s3" })).status).toBe(422);
+    const unnamed = await api("POST", "/v1/objects", writer, { body: JSON.stringify([{ sku: "k1" }, { sku: "k2" }]), headers: json });
+    expect([unnamed.status, unnamed.json.errors[0].code]).toEqual([422, "NO_ID_FIELD"]);
     const gone = await api("GET", "/v1/objects/s1");
     expect(gone.status).toBe(404);
     expect(gone.json.errors[0].code).toBe("OBJECT_NOT_FOUND");
@@ -175,7 +182,7 @@ describe("keys", () => {
 
   it("lets a read-only key search and read, not write (403)", async () => {
     expect((await api("GET", `/v1/indexes/${indexId}/search?query=x`, reader)).status).toBe(200);
-    for (const [method, path] of [["POST", "/v1/indexes"], ["DELETE", `/v1/indexes/${indexId}`], ["POST", "/v1/objects"], ["PUT", "/v1/objects/x"], ["DELETE", "/v1/objects/photosynthesis"]] as const) {
+    for (const [method, path] of [["POST", "/v1/indexes"], ["DELETE", `/v1/indexes/${indexId}`], ["POST", "/v1/objects"], ["PUT", "/v1/objects/x"], ["DELETE", "/v1/objects/photosynthesis"], ["DELETE", "/v1/objects"]] as const) {
       const answer = await api(method, path, reader, { body: "{}", headers: { "content-type": "application/json" } });
       expect(answer.status, `${method} ${path}`).toBe(403);
       expect(answer.json.errors[0].code).toBe("READ_ONLY_KEY");

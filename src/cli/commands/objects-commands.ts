@@ -3,12 +3,14 @@ import { UsageError, type ObjectsInput } from "../../engine/index.js";
 import { objectsInput, withEngine, type GlobalOptions } from "../options.js";
 import { withReader } from "../reader.js";
 import { note, printResult } from "../output.js";
+import { confirmed } from "../prompts.js";
 import { addProgressReporter } from "../progress.js";
 import { waitForBuild, type WaitFlags } from "../wait.js";
 import { renderObjectTable } from "../render/table.js";
 
 export interface ObjectsAddOptions extends GlobalOptions, WaitFlags {
   idField?: string;
+  generateIds?: boolean;
 }
 
 async function readInputs(files: string[]): Promise<ObjectsInput[]> {
@@ -25,7 +27,7 @@ export async function objectsAdd(files: string[], options: ObjectsAddOptions): P
     const progress = addProgressReporter(options.json);
     let result: Awaited<ReturnType<typeof engine.addObjects>>;
     try {
-      result = await engine.addObjects(inputs, { idField: options.idField, onProgress: (p) => progress.update(p) });
+      result = await engine.addObjects(inputs, { idField: options.idField, generateIds: options.generateIds === true, onProgress: (p) => progress.update(p) });
     } finally {
       progress.done();
     }
@@ -53,9 +55,65 @@ export async function objectsList(options: GlobalOptions & { limit?: number; off
   });
 }
 
-export async function objectsDelete(id: string, options: GlobalOptions): Promise<void> {
+export interface ObjectsDeleteOptions extends GlobalOptions {
+  filter?: string;
+  index?: string;
+  yes?: boolean;
+}
+
+/** Ids one per line (a trailing CR dropped, blank lines skipped), from standard input. */
+async function idsFromStdin(): Promise<string[]> {
+  if (process.stdin.isTTY) throw new UsageError("NO_INPUT", "Reading ids from standard input, but it is a terminal: pipe them in, one per line");
+  let text = "";
+  for await (const chunk of process.stdin) text += String(chunk);
+  return text.split("\n").map((line) => line.replace(/\r$/, "")).filter((line) => line.trim() !== "");
+}
+
+/**
+ * `objects delete <id…> | - | --filter '…'`: all the objects named, or none. A filter's matches are
+ * shown and asked about in a terminal; elsewhere (a script) `--yes` must say so.
+ */
+export async function objectsDelete(ids: string[], options: ObjectsDeleteOptions): Promise<void> {
+  const fromStdin = ids.includes("-");
+  if (options.filter !== undefined && ids.length > 0) throw new UsageError("DELETE_IDS_AND_FILTER", "Give ids or --filter, not both");
+  if (options.filter === undefined && ids.length === 0) throw new UsageError("NO_IDS", "Name the objects to delete: ids as arguments, - to read them from standard input (one per line), or --filter with --index");
+  if (options.index !== undefined && options.filter === undefined) throw new UsageError("INDEX_WITHOUT_FILTER", "--index names the index whose fields --filter reads: give --filter too");
+  const named = fromStdin ? [...ids.filter((id) => id !== "-"), ...(await idsFromStdin())] : ids;
   await withEngine(options, async (engine) => {
-    await engine.deleteObject(id);
-    printResult(options, { deleted: id }, () => `Deleted object ${id}.\n`);
+    let targets = named;
+    if (options.filter !== undefined) {
+      const index = options.index ?? (await onlyIndex(engine));
+      targets = await engine.objectsMatching(index, options.filter);
+      if (targets.length === 0) {
+        printResult(options, { count: 0, deleted: [] }, () => "No object matches the filter: nothing deleted.\n");
+        return;
+      }
+      if (!options.yes) {
+        if (options.json || !process.stdin.isTTY || !process.stderr.isTTY) {
+          throw new UsageError("CONFIRMATION_NEEDED", `The filter matches ${targets.length} object${targets.length === 1 ? "" : "s"}: add --yes to delete ${targets.length === 1 ? "it" : "them"} (there is no terminal to ask in)`);
+        }
+        const sample = targets.slice(0, 5).join(", ") + (targets.length > 5 ? ", …" : "");
+        if ((await confirmed(`Delete ${targets.length} object${targets.length === 1 ? "" : "s"} (${sample})?`)) !== true) {
+          note(options, "Nothing deleted.");
+          return;
+        }
+      }
+    }
+    if (ids.length === 1 && !fromStdin && options.filter === undefined) {
+      // (one id: the shape it always had)
+      const [id] = ids as [string];
+      await engine.deleteObject(id);
+      printResult(options, { deleted: id }, () => `Deleted object ${id}.\n`);
+      return;
+    }
+    const deleted = await engine.deleteObjects(targets);
+    printResult(options, { count: deleted.length, deleted }, () => `Deleted ${deleted.length} object${deleted.length === 1 ? "" : "s"}.\n`);
   });
+}
+
+/** The project's one index, for a filter that names none. */
+async function onlyIndex(engine: { listIndexes(): Promise<{ id: string }[]> }): Promise<string> {
+  const indexes = await engine.listIndexes();
+  if (indexes.length === 1) return (indexes[0] as { id: string }).id;
+  throw new UsageError("INDEX_NEEDED", indexes.length === 0 ? "--filter reads an index's filterable fields, and the project has no index" : `--filter reads an index's filterable fields: name one of the ${indexes.length} indexes with --index`);
 }

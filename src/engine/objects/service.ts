@@ -7,20 +7,28 @@ import { newObjectId } from "../ids.js";
 import { startWorker } from "../indexing/spawn.js";
 import { isConfinedBase } from "../images/reference.js";
 import { failpoint } from "../failpoint.js";
-import { deleteEverywhere, rollBackAdd } from "../journals.js";
+import { rollBackAdd } from "../journals.js";
 import { currentOwner } from "../owner.js";
 import { integerIn } from "../params.js";
 import { objectIndexStatus } from "../status.js";
 import type { ObjectRow } from "../store/lance-store.js";
 import type { JsonObject, ObjectInfo, StoredObject } from "../types.js";
 import { readObjects, replayable, type ObjectsInput, type ReplayableInput } from "./input.js";
+import { deleteStored } from "./delete.js";
+import { IdFieldGuess } from "./id-guess.js";
 import { objectId } from "./parse.js";
 
 export type { ObjectsInput };
 
 export interface AddObjectsOptions {
-  /** Field holding the object id (default `id`); objects without it get a generated UUID. */
+  /**
+   * Field holding the object id (default `id`). Named, every object must have it. Not named, objects
+   * without an `id` get a generated UUID, unless one of their fields looks like their id (id-guess.ts):
+   * then the add is refused, naming it (or asked for with `generateIds`).
+   */
   idField?: string;
+  /** Objects without an id get a generated UUID, whatever their fields look like (`--generate-ids`). */
+  generateIds?: boolean;
   /**
    * Stores the input's one object under this id (`PUT /v1/objects/<id>`): its id field, when it has
    * one, must hold the same id; an input of more or fewer than one object is refused.
@@ -84,17 +92,28 @@ export async function addObjects(
     let read = 0;
     if (options.id !== undefined) objectId({ id: options.id }, "id", "the object id");
     const givenId = (object: JsonObject, where: string) => fixedId(options.id, objectId(object, idField, where), idField, where);
+    const guess = new IdFieldGuess();
+    let firstWithout: string | undefined;
     for (const input of replay) {
       for await (const { object, where } of readObjects(input)) {
         let id = givenId(object, where);
-        if (id === null) generated.push((id = newObjectId()));
-        else if (ids.has(id)) repeated.add(id);
+        if (id === null) {
+          if (options.idField !== undefined && options.id === undefined && !options.generateIds) throw missingIdField(idField, where);
+          firstWithout ??= where;
+          if (!options.generateIds) guess.add(object);
+          generated.push((id = newObjectId()));
+        } else if (ids.has(id)) repeated.add(id);
         ids.add(id);
         if (++read % READ_PROGRESS_EVERY === 0) progress({ phase: "reading", done: read });
       }
     }
     if (options.id !== undefined && read !== 1) {
       throw new ValidationError("INVALID_INPUT", `The body holds ${read} objects: it must be exactly one object, stored under the id "${options.id}"`);
+    }
+    if (generated.length > 0 && options.id === undefined && !options.generateIds) {
+      const likely = guess.best();
+      if (likely !== null) throw idFieldGuessed(likely, generated.length, firstWithout as string);
+      ctx.warn({ code: "IDS_GENERATED", message: `${generated.length} object${generated.length === 1 ? " has" : "s have"} no "id" field (the first at ${firstWithout}): ${generated.length === 1 ? "it was given a random id" : "they were given random ids"}. Name the field that holds ids with --id-field, or pass --generate-ids to say this is meant.` });
     }
     if (ids.size === 0) return { count: 0, ids: [] };
     // Pass 2: write in batches, all or nothing.
@@ -170,6 +189,23 @@ export async function addObjects(
 }
 
 /** The id an object is stored under when the caller fixes it: the object's own id must agree. */
+/** An object without the id field the caller named. */
+function missingIdField(idField: string, where: string): ValidationError {
+  return new ValidationError("MISSING_ID", `${where}: the object has no field "${idField}", named as the id field`, {
+    hint: `Give every object a "${idField}", or add --generate-ids to give those without one a random id.`,
+    issues: [{ path: idField, message: "missing" }],
+  });
+}
+
+/** Objects without an `id` whose field `field` looks like their id: refused rather than given random ids. */
+function idFieldGuessed(field: string, count: number, where: string): ValidationError {
+  const option = /^[A-Za-z0-9_.-]+$/.test(field) ? field : JSON.stringify(field);
+  return new ValidationError("NO_ID_FIELD", `${where}: no "id" field; did you mean --id-field ${option}? (${count === 1 ? "the object has" : `all ${count} objects without an id have`} a unique "${field}")`, {
+    hint: `Add them with --id-field ${option} (over HTTP: ?id_field=${encodeURIComponent(field)}), or with --generate-ids to give them random ids (then adding them again stores them twice).`,
+    issues: [{ path: "id", message: `missing; "${field}" looks like the id` }],
+  });
+}
+
 function fixedId(fixed: string | undefined, own: string | null, idField: string, where: string): string | null {
   if (fixed === undefined) return own;
   if (own !== null && own !== fixed) {
@@ -220,23 +256,8 @@ export async function listObjects(ctx: EngineContext, offset: number, limit: num
   return (await (await ctx.store()).listObjects(offset, limit)).map(toStored);
 }
 
-/**
- * Deletes an object from the store and from every index, in one locked step, journaled: a delete
- * interrupted half-way (killed, or failed after the object left the store) is completed by the next
- * process that opens the project; one that failed before it removed anything leaves no journal.
- */
+/** Deletes an object from the store and from every index (deleteStored). */
 export async function deleteObject(ctx: EngineContext, id: string): Promise<void> {
   await findObjectRow(ctx, id);
-  const store = await ctx.store();
-  await ctx.locked(async () => {
-    await ctx.project.beginDelete(currentOwner(), [id]);
-    failpoint("delete:journal");
-    try {
-      await deleteEverywhere(ctx.project, store, [id]);
-    } catch (error) {
-      if ((await store.getObjects([id])).has(id)) await ctx.project.endDelete(); // nothing was removed: nothing to complete
-      throw error;
-    }
-    await ctx.project.endDelete();
-  });
+  await deleteStored(ctx, [id]);
 }

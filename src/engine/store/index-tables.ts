@@ -148,9 +148,12 @@ export async function texts(tables: Tables, name: string, ids: readonly string[]
 }
 
 /** Every row's id, duplicates kept (for checks and tests; loads the whole column). */
-export async function rowIds(tables: Tables, name: string): Promise<string[]> {
+export async function rowIds(tables: Tables, name: string, where?: string): Promise<string[]> {
   const table = await tables.table(name);
-  const rows = await tables.wrap(name, `reading ids of ${name}`, () => table.query().select(["id"]).toArrow().then(plainRows));
+  const rows = await tables.wrap(name, `reading ids of ${name}`, () => {
+    const query = table.query();
+    return (where === undefined ? query : query.where(where)).select(["id"]).toArrow().then(plainRows);
+  });
   return rows.map((row) => String(row.id));
 }
 

@@ -87,8 +87,9 @@ export abstract class StoreReads {
     return indexTables.texts(this.tables, name, ids);
   }
 
-  rowIds(name: string): Promise<string[]> {
-    return indexTables.rowIds(this.tables, name);
+  /** The ids of table `name`'s rows (those `where` matches: a compiled filter). */
+  rowIds(name: string, where?: string): Promise<string[]> {
+    return indexTables.rowIds(this.tables, name, where);
   }
 
   allVectors(name: string): Promise<Map<string, Float32Array>> {
