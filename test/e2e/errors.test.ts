@@ -155,8 +155,11 @@ describe("behaviour the spec leaves open", () => {
     await cliJson(project, ["objects", "delete", "dup"]);
   });
 
-  it("an object without an id gets a generated one, not written into the object", async () => {
-    const { ids } = await cliJson(project, ["objects", "add", "-"], { input: '{"title":"anonymous"}' });
+  it("an object without an id gets a generated one, not written into the object (said on stderr)", async () => {
+    const added = await runCli(["--project", project, "--json", "objects", "add", "-"], { input: '{"title":"anonymous"}' });
+    expect(added.exitCode, added.stderr).toBe(0);
+    expect(JSON.parse(added.stderr).warnings[0].code).toBe("IDS_GENERATED");
+    const { ids } = JSON.parse(added.stdout);
     expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/);
     expect((await cliJson(project, ["objects", "get", ids[0]])).object).toEqual({ title: "anonymous" });
     await cliJson(project, ["objects", "delete", ids[0]]);

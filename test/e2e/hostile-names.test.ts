@@ -166,7 +166,10 @@ describe("field names that are Object.prototype members", () => {
   it("objects add --id-field constructor reads the id from that field", async () => {
     const added = [object([["constructor", "from-constructor"], ["toString", "an id read from the constructor field"]]), object([["toString", "no constructor: a generated id"]])];
     // --wait exits 7: "from-constructor" cannot be read as the float the first index declares for "constructor"
-    const run = await runCli(["--project", project, "--json", "objects", "add", "-", "--id-field", "constructor", "--wait"], { input: jsonLines(added) });
+    // (the second object has no "constructor": named with --id-field, that is refused unless --generate-ids)
+    const refused = await runCli(["--project", project, "--json", "objects", "add", "-", "--id-field", "constructor"], { input: jsonLines(added) });
+    expect(JSON.parse(refused.stderr).errors[0]).toMatchObject({ code: "MISSING_ID", message: '<stdin>:2: the object has no field "constructor", named as the id field' });
+    const run = await runCli(["--project", project, "--json", "objects", "add", "-", "--id-field", "constructor", "--generate-ids", "--wait"], { input: jsonLines(added) });
     expect(run.exitCode, run.stderr).toBe(7);
     const result = JSON.parse(run.stdout);
     expect(result.count).toBe(2);
