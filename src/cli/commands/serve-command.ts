@@ -4,6 +4,7 @@ import { Engine, integerIn, InternalError, localSocketPath, realProjectPath, Sem
 import type { Readiness } from "../../server/routes.js";
 import { projectDir, type GlobalOptions } from "../options.js";
 import { pkg } from "../package-info.js";
+import { formatLogLine, logFormat } from "../log-line.js";
 
 /** How old a server's view of a bucket project's state may be (a change made on another machine reaches it within this). */
 const STATE_MAX_AGE_MS = 1_000;
@@ -25,14 +26,14 @@ export interface ServeCommandOptions extends GlobalOptions {
   localSocket?: boolean;
   /** false with --no-worker */
   worker?: boolean;
-}
-
-/** One structured log line on stderr. */
-function log(entry: Record<string, unknown>): void {
-  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
+  /** json or human (default: human at a terminal) */
+  logFormat?: string;
 }
 
 export async function serveCommand(options: ServeCommandOptions): Promise<void> {
+  // One log line on stderr: JSON for a collector, a short line at a terminal (log-line.ts).
+  const format = logFormat(options.logFormat, process.stderr.isTTY === true);
+  const log = (entry: Record<string, unknown>) => process.stderr.write(formatLogLine(entry, format));
   const host = options.host ?? "127.0.0.1";
   const port = integerIn("--port", options.port, 8080, 0, 65535);
   const maxBodyMb = integerIn("--max-body-mb", options.maxBodyMb, 64, 1, 4096);
@@ -71,6 +72,10 @@ export async function serveCommand(options: ServeCommandOptions): Promise<void> 
   // The address on stdout (data: `semsearch serve --port 0 > url`); everything else is a log line on stderr.
   process.stdout.write(`${server.url}\n`);
   log({ level: "info", event: "listening", url: server.url, project: engine.projectDir, auth: auth ? "keys" : "none" });
+  if (auth) {
+    // (a request without a valid key gets a bare 404 by design: say so where the person starting it reads)
+    log({ level: "info", event: "keys", message: "Requests need an API key in `Authorization: Bearer <key>` (without a valid one they get 404); make one with `semsearch keys create`." });
+  }
   if (server.local && "socketPath" in server.local) log({ level: "info", event: "answering local searches", socket: server.local.socketPath });
   else if (server.local) log({ level: "warning", event: "not answering local searches", reason: server.local.reason });
   // The models load now rather than in the first search (which would wait about half a second for them).
