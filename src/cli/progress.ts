@@ -21,16 +21,51 @@ export function formatBytes(bytes: number): string {
   return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
 }
 
+/**
+ * The rate of a count over the last `windowMs` (objects per second), from what was seen move: not
+ * from the count at the start, which a reporter attached to a build half-way through would take for
+ * its own work. Null until the count has moved within the window.
+ */
+export class RateWindow {
+  private readonly samples: { at: number; done: number }[] = [];
+
+  constructor(private readonly windowMs = 30_000) {}
+
+  add(at: number, done: number): number | null {
+    const last = this.samples.at(-1);
+    if (last && done < last.done) this.samples.length = 0; // (counted again from less: a new build)
+    this.samples.push({ at, done });
+    while (this.samples.length > 2 && at - (this.samples[1] as { at: number }).at >= this.windowMs) this.samples.shift();
+    const first = this.samples[0] as { at: number; done: number };
+    const seconds = (at - first.at) / 1000;
+    return seconds > 0 && done > first.done ? (done - first.done) / seconds : null;
+  }
+}
+
+/** Seconds for people: `45s`, `12m 5s`, `2h 3m`. */
+export function formatDuration(seconds: number): string {
+  const s = Math.ceil(seconds);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+}
+
+/** The line of a build's progress: objects, the rate over the last half minute and an ETA when it is known, and the phase. */
+export function buildLine(label: string, { done, total, phase }: BuildProgress, rate: number | null): string {
+  const speed = rate === null ? "" : ` · ${rate >= 10 ? Math.round(rate) : rate.toFixed(1)}/s`;
+  const eta = rate !== null && done < total ? ` · ETA ${formatDuration((total - done) / rate)}` : "";
+  const what = phase === "optimizing" || (done >= total && total > 0) ? " · building the search indexes" : phase === "indexing" ? " · embedding" : "";
+  return `${label} [${bar(total > 0 ? done / total : 1)}] ${done.toLocaleString("en-US")}/${total.toLocaleString("en-US")} objects${speed}${eta}${what}`;
+}
+
 export function progressReporter(json: boolean | undefined, label: string): ProgressReporter {
   if (json || !process.stderr.isTTY) return SILENT;
-  const started = Date.now();
+  const window = new RateWindow();
   let shown = false;
   return {
-    update({ done, total }) {
-      const seconds = (Date.now() - started) / 1000;
-      const rate = seconds > 0 ? done / seconds : 0;
-      const eta = rate > 0 && done < total ? ` · ETA ${Math.ceil((total - done) / rate)}s` : "";
-      process.stderr.write(`\r${label} [${bar(total > 0 ? done / total : 1)}] ${done}/${total} objects · ${rate.toFixed(1)}/s${eta}\x1b[K`);
+    update(progress) {
+      const rate = window.add(Date.now(), progress.done);
+      process.stderr.write(`\r${buildLine(label, progress, rate)}\x1b[K`);
       shown = true;
     },
     done() {

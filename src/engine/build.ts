@@ -17,6 +17,8 @@ export interface BuildProgress {
   indexId: string;
   done: number;
   total: number;
+  /** What the worker reports doing on this index: `indexing` (embedding and writing objects) or `optimizing` (building its search indexes); absent when no worker reports on it. */
+  phase?: "indexing" | "optimizing";
 }
 
 export interface WaitOptions {
@@ -79,7 +81,9 @@ export async function waitForIndex(ctx: EngineContext, id: string, options: Wait
     const info = await describeIndex(ctx, index);
     const total = info.status.READY + info.status.ERROR + info.status.UPLOADED + info.status.PROCESSING;
     const done = Math.min(total, await indexedObjectCount(ctx, index));
-    onProgress({ indexId: id, done, total });
+    const worker = await ctx.project.workerState().catch(() => null);
+    const phase = worker?.index === index.id && worker.phase !== "idle" ? worker.phase : undefined;
+    onProgress({ indexId: id, done, total, ...(phase ? { phase } : {}) });
     if (info.state === "READY") return info;
     await checkBlocked(ctx, index, started);
     if (done > lastDone) restarts = 0;
