@@ -25,7 +25,7 @@ export type MenuKey = "n" | "p" | "g" | "r" | "s" | "o" | "/" | "q";
 export function pageHeader(query: string, page: SearchPage, width = terminalWidth()): string {
   const { pages, page: current, statistics } = page.pagination;
   const min = statistics.total_calculation === "minimum" ? "≥ " : "";
-  const rest = ` · page ${current} of ${min}${Math.max(pages, 1)} · ${min}${statistics.total} results`;
+  const rest = ` · page ${current} of ${min}${Math.max(pages, 1)} · ${min}${statistics.total.toLocaleString("en-US")} result${statistics.total === 1 ? "" : "s"}`;
   const header = `${chalk.bold(`“${snippet(query, Math.max(10, width - rest.length - 2))}”`)}${rest}`;
   if (!page.building) return header;
   // The index is still taking objects in: say so, and how to see more as it does.

@@ -6,7 +6,7 @@ import { createReadStream, fstatSync, statSync } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import { InvalidArgumentError, type Command } from "commander";
 import { warn } from "./output.js";
-import { Engine, UsageError, DEFAULT_PROJECT_DIR, findProjectDir, projectAddress, formatByteLimit, type ObjectsInput } from "../engine/index.js";
+import { Engine, UsageError, DEFAULT_PROJECT_DIR, findProjectDir, isBucketAddress, namedProjectDir, projectAddress, formatByteLimit, type ObjectsInput } from "../engine/index.js";
 
 /** Options every command inherits from the root program. */
 export interface GlobalOptions {
@@ -33,7 +33,8 @@ export function projectDir(options: GlobalOptions): string {
       const what = options.project !== undefined ? "--project" : "SEMSEARCH_PROJECT";
       throw new UsageError("EMPTY_PROJECT", `${what} is empty`, { hint: `Name a project directory, or leave ${what} out to use the nearest .semsearch.` });
     }
-    return projectAddress(given);
+    const address = projectAddress(given);
+    return isBucketAddress(address) ? address : namedProjectDir(address);
   }
   return findProjectDir(process.cwd()) ?? DEFAULT_PROJECT_DIR;
 }

@@ -166,6 +166,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .command("demo [query...]")
     .description("index the bundled sample articles in a temporary project and search them")
     .option("--limit <n>", "results to show", integerArg)
+    .option("--keep", "keep the temporary project (it is removed at the end otherwise)")
     .action(withGlobals(h.demo));
 
   const index = program.command("index").description("create, inspect and delete indexes");
@@ -266,6 +267,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--max-queued-searches <n>", "searches waiting beyond those; more get 503 (default 256)", integerArg)
     .option("--image-root <dir>", "image indexes: the one folder whose image files objects added over HTTP may name (default: none, URLs only)")
     .option("--shutdown-timeout <seconds>", "on SIGTERM/SIGINT, wait this long for requests in flight (default 30)", integerArg)
+    .option("--log-format <format>", "stderr's log lines: json (the default when stderr is not a terminal) or human")
     .option("--cors-origin <origins>", "web page origins that may call the API from a browser, comma-separated (e.g. https://app.example)", listArg)
     .option("--no-access-log", "no access log lines on stderr")
     .option("--no-local-socket", "do not answer this machine's `semsearch search` on a local socket (they then load the model themselves)")

@@ -20,11 +20,20 @@ export interface WaitFlags {
  */
 export async function waitForBuild(engine: Engine, id: string, options: GlobalOptions & WaitFlags): Promise<IndexInfo> {
   const progress = progressReporter(options.json, id);
+  // Ctrl+C stops the waiting, not the indexing: say so (the worker is a process of its own).
+  const interrupted = () => {
+    progress.done();
+    const message = `Stopped waiting; ${id} goes on being built in the background (\`semsearch index status ${id} --wait\` to watch it again).`;
+    process.stderr.write(options.json ? `${JSON.stringify({ warnings: [{ code: "WAIT_INTERRUPTED", message }] })}\n` : `${message}\n`);
+    process.exit(130);
+  };
+  process.once("SIGINT", interrupted);
   let info: IndexInfo;
   try {
     const timeoutMs = integerIn("timeout", options.timeout, 0, 1, 31 * 24 * 3600) * 1000 || undefined;
     info = await engine.waitForIndex(id, { onProgress: (p) => progress.update(p), timeoutMs });
   } finally {
+    process.removeListener("SIGINT", interrupted);
     progress.done();
   }
   const report = await engine.buildReport(id);

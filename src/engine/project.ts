@@ -74,16 +74,31 @@ export const DEFAULT_PROJECT_DIR = ".semsearch";
 export function findProjectDir(start: string): string | null {
   for (let dir = path.resolve(start); ; dir = path.dirname(dir)) {
     const candidate = path.join(dir, DEFAULT_PROJECT_DIR);
-    for (const marker of ["catalog.json", "data"]) {
-      try {
-        statSync(path.join(candidate, marker));
-        return candidate;
-      } catch {
-        // not here
-      }
-    }
+    if (holdsProject(candidate)) return candidate;
     if (path.dirname(dir) === dir) return null;
   }
+}
+
+/** Whether local directory `dir` is a project (it has a catalog or a data folder). */
+export function holdsProject(dir: string): boolean {
+  for (const marker of ["catalog.json", "data"]) {
+    try {
+      statSync(path.join(dir, marker));
+      return true;
+    } catch {
+      // not here
+    }
+  }
+  return false;
+}
+
+/**
+ * The project `--project <dir>` means: `dir` itself, unless it is not a project and holds one in
+ * `.semsearch` (the folder a project was made in, named instead of its `.semsearch`): then that one.
+ */
+export function namedProjectDir(dir: string): string {
+  const inner = path.join(dir, DEFAULT_PROJECT_DIR);
+  return !holdsProject(dir) && holdsProject(inner) ? inner : dir;
 }
 
 export class Project {

@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cliJson, runCli, SAMPLE, tempProject } from "../helpers/cli.js";
 
@@ -134,5 +135,18 @@ describe("demo", () => {
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toMatch(/│ 1\s+│ photosynthesis/);
     expect(result.stderr).toContain("Project: ");
+    // the temporary project is removed at the end, its worker stopped first
+    const dir = /Project: (\S+) \(removed at the end; --keep keeps it\)/.exec(result.stderr)?.[1] as string;
+    expect(dir).toMatch(/semsearch-demo-/);
+    expect(existsSync(dir)).toBe(false);
+    expect(result.stderr).toContain("semsearch demo --keep");
+  });
+
+  it("keeps its project with --keep, and says how to search it", async () => {
+    const result = await runCli(["demo", "--keep", "--limit", "1"]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const dir = /Project: (\S+)\n/.exec(result.stderr)?.[1] as string;
+    expect(existsSync(path.join(dir, "catalog.json"))).toBe(true);
+    expect(result.stderr).toContain(`Try: semsearch --project ${dir} search idx_`);
   });
 });

@@ -3,10 +3,10 @@
  * misspelt field name, objects that fail to index, and waits that cannot end on their own.
  */
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { cliJson, runCli, tempProject } from "../helpers/cli.js";
+import { BIN, cliJson, runCli, tempProject, userEnv } from "../helpers/cli.js";
 import { call, serve } from "../helpers/serve.js";
 
 const forty = Array.from({ length: 40 }, (_, i) => JSON.stringify({ id: `p${i}`, title: `Paper ${i} on tidal energy`, body: `Waves and tides ${i}.`, price: i % 10 === 0 ? "cheap" : i })).join("\n");
@@ -38,6 +38,20 @@ describe("searching an index that is still building", () => {
     await cliJson(project, ["index", "status", id, "--wait"]);
     const done = await runCli(["--project", project, "search", id, "tidal energy"]);
     expect(done.stderr).toBe("");
+  });
+});
+
+describe("Ctrl+C on --wait", () => {
+  it("stops the waiting, says the index goes on being built in the background, and exits 130", async () => {
+    const { project, id } = await buildingProject();
+    const child = spawn(process.execPath, [BIN, "--project", project, "index", "status", id, "--wait"], { env: userEnv({ SEMSEARCH_FAILPOINT: "worker:read" }), stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    child.kill("SIGINT");
+    expect(await exited).toBe(130);
+    expect(stderr).toContain(`Stopped waiting; ${id} goes on being built in the background (\`semsearch index status ${id} --wait\` to watch it again).`);
   });
 });
 
@@ -218,5 +232,20 @@ describe("deleting many objects", () => {
       await server.stop();
     }
     expect((await cliJson(project, ["objects", "list"])).objects).toHaveLength(13);
+  });
+});
+
+describe("--project naming the folder that holds .semsearch", () => {
+  it("means that project, for reads and writes alike; an empty project says which folder it looked in", async () => {
+    const work = path.dirname(tempProject());
+    await runCli(["objects", "add", "-"], { input: forty, cwd: work }); // makes work/.semsearch
+    const created = await runCli(["--project", work, "--json", "index", "create", "--searchable", "title"]);
+    expect(created.exitCode, created.stderr).toBe(0);
+    const listed = JSON.parse((await runCli(["--project", path.join(work, ".semsearch"), "--json", "index", "list"])).stdout).indexes;
+    expect(listed.map((index: { id: string }) => index.id)).toEqual([JSON.parse(created.stdout).id]);
+    expect(existsSync(path.join(work, "catalog.json"))).toBe(false);
+    expect(existsSync(path.join(work, "data"))).toBe(false);
+    const empty = path.dirname(tempProject());
+    expect((await runCli(["--project", empty, "index", "list"])).stdout).toBe(`No indexes in ${empty}. Create one with \`semsearch index create\`.\n`);
   });
 });

@@ -1,13 +1,14 @@
 /** `semsearch index create | list | get | status | delete`. */
 import type { IndexInfo } from "../../engine/index.js";
 import { checkNoMix, indexBodyFromFlags, type IndexCreateFlags } from "../index-body.js";
-import { parseJsonText, UsageError } from "../../engine/index.js";
-import { withEngine, readInput, type GlobalOptions } from "../options.js";
+import { isBucketAddress, parseJsonText, UsageError } from "../../engine/index.js";
+import path from "node:path";
+import { projectDir, withEngine, readInput, type GlobalOptions } from "../options.js";
 import { withReader } from "../reader.js";
 import { printResult } from "../output.js";
 import { downloadProgressReporter } from "../progress.js";
 import { waitForBuild, type WaitFlags } from "../wait.js";
-import { renderIndexTable } from "../render/table.js";
+import { renderIndexTable, statusCounts } from "../render/table.js";
 
 export interface IndexCreateOptions extends GlobalOptions, IndexCreateFlags, WaitFlags {
   config?: string;
@@ -51,10 +52,15 @@ export async function indexCreate(options: IndexCreateOptions): Promise<void> {
   });
 }
 
+/** A project as people are shown it: a local one by its absolute path. */
+function shownProject(dir: string): string {
+  return isBucketAddress(dir) ? dir : path.resolve(dir);
+}
+
 export async function indexList(options: GlobalOptions): Promise<void> {
   await withReader(options, async (reader) => {
     const indexes = await reader.listIndexes();
-    printResult(options, { indexes }, () => renderIndexTable(indexes));
+    printResult(options, { indexes }, () => renderIndexTable(indexes, shownProject(projectDir(options))));
   });
 }
 
@@ -92,7 +98,7 @@ export async function indexGet(id: string, options: GlobalOptions & WaitFlags): 
 
 export async function indexStatus(id: string, options: GlobalOptions & WaitFlags): Promise<void> {
   const { status } = await readIndex(id, options);
-  printResult(options, { status }, () => `UPLOADED ${status.UPLOADED} · PROCESSING ${status.PROCESSING} · READY ${status.READY} · ERROR ${status.ERROR}\n`);
+  printResult(options, { status }, () => `${statusCounts(status)}\n`);
 }
 
 export async function indexDelete(id: string, options: GlobalOptions): Promise<void> {

@@ -48,6 +48,7 @@ export function outputMode(options: SearchOptions, tty: { stdin: boolean; stdout
 export function resolveOffset(options: SearchOptions): number | undefined {
   if (options.page === undefined) return options.offset;
   if (options.offset !== undefined) throw new UsageError("CONFLICTING_OPTIONS", "Give --page or --offset, not both");
+  if (options.all) throw new UsageError("CONFLICTING_OPTIONS", "--all prints every result, in pages of its own: give --offset to start further down, not --page");
   const limit = options.limit ?? DEFAULT_LIMIT;
   // Results go up to MAX_RESULTS, so pages of `limit` go up to ceil(MAX_RESULTS / limit).
   integerIn("page", options.page, 1, 1, Number.isSafeInteger(limit) && limit > 0 ? Math.ceil(MAX_RESULTS / limit) : Number.MAX_SAFE_INTEGER);

@@ -81,6 +81,7 @@ export function searchColumns(width: number, widest: { rank: number; id: number;
  * `searchColumns`).
  */
 export function renderSearchTable(page: SearchPage, offset: number, extraFields: string[], query: string, width = terminalWidth()): string {
+  if (page.hits.length === 0) return pageFooter(page, width) + "\n"; // (no empty table)
   const scores = page.hits.map((hit) => hit.score.toFixed(3));
   const widest = { rank: String(offset + page.hits.length).length, id: Math.max(0, ...page.hits.map((hit) => hit.id.length)), score: Math.max(0, ...scores.map((s) => s.length)) };
   const columns = searchColumns(width, widest, extraFields.length);
@@ -103,20 +104,32 @@ export function renderSearchTable(page: SearchPage, offset: number, extraFields:
 /** The line under a table; the next-page hint moves to a line of its own when both do not fit `width`. */
 export function pageFooter(page: SearchPage, width = terminalWidth()): string {
   const { pages, page: current, next, statistics } = page.pagination;
-  const total = `${statistics.total_calculation === "minimum" ? "≥ " : ""}${statistics.total} results`;
-  if (page.hits.length === 0) return chalk.dim(`No results on page ${current} (${total}).`);
+  const total = `${statistics.total_calculation === "minimum" ? "≥ " : ""}${statistics.total.toLocaleString("en-US")} result${statistics.total === 1 ? "" : "s"}`;
+  if (page.hits.length === 0) {
+    if (statistics.total === 0) return chalk.dim("No results.");
+    // past the last page: say which it is
+    return chalk.dim(`No results on page ${current}: the last page is ${pages.toLocaleString("en-US")} (${total}).`);
+  }
   const summary = `Page ${current} of ${statistics.total_calculation === "minimum" ? "≥ " : ""}${pages} · ${total}`;
   if (!next) return chalk.dim(summary);
   const hint = `next page: --offset ${next.offset} --limit ${next.limit}`;
   return chalk.dim(summary.length + 3 + hint.length <= width ? `${summary} · ${hint}` : `${summary}\n${hint}`);
 }
 
-export function renderIndexTable(indexes: IndexInfo[]): string {
-  if (indexes.length === 0) return "No indexes. Create one with `semsearch index create`.\n";
+/**
+ * An index's objects per state, as `index status` prints them (`UPLOADED n · PROCESSING n · READY n ·
+ * ERROR n`); `brief` leaves out the states with none (a table's cell).
+ */
+export function statusCounts(status: IndexInfo["status"], brief = false): string {
+  const states = (["UPLOADED", "PROCESSING", "READY", "ERROR"] as const).filter((state) => !brief || status[state] > 0);
+  return states.length === 0 ? "none" : states.map((state) => `${state} ${status[state].toLocaleString("en-US")}`).join(" · ");
+}
+
+export function renderIndexTable(indexes: IndexInfo[], project?: string): string {
+  if (indexes.length === 0) return `No indexes${project ? ` in ${project}` : ""}. Create one with \`semsearch index create\`.\n`;
   const named = indexes.some((index) => index.name !== undefined);
-  const table = newTable(["id", ...(named ? ["name"] : []), "type", "search", "model", "state", "ready", "created"]);
+  const table = newTable(["id", ...(named ? ["name"] : []), "type", "search", "model", "state", "objects", "created"]);
   for (const index of indexes) {
-    const total = Object.values(index.status).reduce((a, b) => a + b, 0);
     table.push([
       index.id,
       ...(named ? [index.name ?? ""] : []),
@@ -124,7 +137,7 @@ export function renderIndexTable(indexes: IndexInfo[]): string {
       index.configuration.index_type.neural_only ? "neural" : "hybrid",
       index.model,
       index.state === "READY" ? chalk.green(index.state) : chalk.yellow(index.state),
-      `${index.status.READY}/${total}`,
+      statusCounts(index.status, true),
       index.created_at,
     ]);
   }

@@ -2,7 +2,7 @@ import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
 import { outputMode, type SearchOptions } from "../../../src/cli/commands/search-command.js";
 import { menuEntries, pageHeader } from "../../../src/cli/interactive.js";
-import { renderSearchTable, searchColumns } from "../../../src/cli/render/table.js";
+import { pageFooter, renderSearchTable, searchColumns } from "../../../src/cli/render/table.js";
 import { UsageError } from "../../../src/engine/errors.js";
 import type { SearchPage } from "../../../src/engine/types.js";
 
@@ -131,5 +131,33 @@ describe("pageHeader", () => {
   it("says when the index is still building, and that r refreshes", () => {
     const building = { ...page(3), building: { searchable: 12, total: 40 } };
     expect(stripVTControlCharacters(pageHeader("shoes", building, 80))).toBe("“shoes” · page 1 of 3 · 9 results\nstill building: 12 of 40 objects searchable · r refreshes");
+  });
+});
+
+describe("the line under a page", () => {
+  const empty = (total: number, current: number, pages: number): SearchPage => ({ hits: [], pagination: { pages, page: current, statistics: { total, total_calculation: "exact" } } });
+
+  it("says there are no results, without an empty table", () => {
+    expect(stripVTControlCharacters(renderSearchTable(empty(0, 1, 0), 0, [], "shoes", 80))).toBe("No results.\n");
+  });
+
+  it("names the last page when asked for one past it", () => {
+    expect(stripVTControlCharacters(pageFooter(empty(203, 99, 21)))).toBe("No results on page 99: the last page is 21 (203 results).");
+  });
+
+  it("counts one result as one", () => {
+    const one: SearchPage = { ...page(1), pagination: { pages: 1, page: 1, statistics: { total: 1, total_calculation: "exact" } } };
+    expect(stripVTControlCharacters(pageFooter(one))).toBe("Page 1 of 1 · 1 result");
+    expect(stripVTControlCharacters(pageHeader("shoes", one))).toBe("“shoes” · page 1 of 1 · 1 result");
+    expect(stripVTControlCharacters(pageFooter({ ...page(3), pagination: { pages: 1, page: 1, statistics: { total: 12345, total_calculation: "exact" } } }))).toBe("Page 1 of 1 · 12,345 results");
+  });
+});
+
+describe("--page", () => {
+  it("is refused with --all, which prints every result (--offset starts it further down)", async () => {
+    const { resolveOffset } = await import("../../../src/cli/commands/search-command.js");
+    expect(() => resolveOffset({ all: true, page: 2 })).toThrow(/--all prints every result/);
+    expect(resolveOffset({ all: true, offset: 20 })).toBe(20);
+    expect(resolveOffset({ page: 3, limit: 5 })).toBe(10);
   });
 });
