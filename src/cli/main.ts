@@ -36,7 +36,9 @@ function classify(caught: unknown): SemsearchError {
 }
 
 function wantsJson(argv: string[]): boolean {
-  return argv.includes("--json");
+  const format = argv.findIndex((arg) => arg === "--format");
+  const asked = format >= 0 ? argv[format + 1] : argv.find((arg) => arg.startsWith("--format="))?.slice("--format=".length);
+  return argv.includes("--json") || asked === "json" || asked === "jsonl";
 }
 
 function fromCommander(error: CommanderError): SemsearchError | null {

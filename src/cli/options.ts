@@ -12,6 +12,8 @@ import { Engine, UsageError, DEFAULT_PROJECT_DIR, findProjectDir, isBucketAddres
 export interface GlobalOptions {
   project?: string;
   json?: boolean;
+  /** --format: table, tsv, json (as --json) or jsonl (search, as --jsonl) */
+  format?: string;
   color?: boolean;
   /** --in-process: not through a running server (cli/reader.ts) */
   inProcess?: boolean;

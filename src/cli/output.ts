@@ -3,6 +3,7 @@ import type { Warning } from "../engine/index.js";
 import { formatJson } from "./render/json.js";
 import { chalk, printable } from "./render/style.js";
 import type { GlobalOptions } from "./options.js";
+import type { ListFormat } from "./render/table.js";
 
 export function printResult(options: GlobalOptions, json: unknown, human: () => string): void {
   process.stdout.write(options.json ? formatJson(json, process.stdout.isTTY === true) : human());
@@ -20,4 +21,10 @@ export function warn(options: GlobalOptions, warning: Warning): void {
 /** A line of information for people, on stderr (never with --json). */
 export function note(options: GlobalOptions, message: string): void {
   if (!options.json) process.stderr.write(message + "\n");
+}
+
+/** How a list prints for people: `--format table|tsv`, else a table at a terminal and tab-separated values in a pipe. */
+export function listFormat(options: GlobalOptions): ListFormat {
+  if (options.format === "table" || options.format === "tsv") return options.format;
+  return process.stdout.isTTY === true ? "table" : "tsv";
 }

@@ -1,6 +1,6 @@
 /** The command tree. Side-effect free: handlers are injected, so tests can check what each command receives. */
-import { Command, Option } from "commander";
-import { FIELD_TYPES, MAX_LIMIT } from "../engine/index.js";
+import { Command, InvalidArgumentError, Option } from "commander";
+import { FIELD_TYPES, MAX_LIMIT, UsageError } from "../engine/index.js";
 import { integerArg, keyValueArg, listArg } from "./options.js";
 import type * as demo from "./commands/demo-command.js";
 import type * as indexCmds from "./commands/index-commands.js";
@@ -62,8 +62,26 @@ function withGlobals<A extends unknown[]>(fn: (...args: [...A, Record<string, un
   return (...args: unknown[]) => {
     const command = args.at(-1) as Command;
     const positional = args.slice(0, -2) as A;
-    return fn(...positional, command.optsWithGlobals());
+    return fn(...positional, withFormat(command.optsWithGlobals(), command.name()));
   };
+}
+
+/** `--format json` is `--json`, `--format jsonl` is search's `--jsonl`; table and tsv choose how lists print (output.ts listFormat). */
+function withFormat(options: Record<string, unknown>, command: string): Record<string, unknown> {
+  const { format } = options;
+  if (format === undefined) return options;
+  if (format === "json") return { ...options, json: true };
+  if (format === "jsonl") {
+    if (command !== "search") throw new UsageError("USAGE", "--format jsonl is for search (one result per line); use --format json here");
+    return { ...options, jsonl: true };
+  }
+  if (options.json === true) throw new UsageError("CONFLICTING_OPTIONS", `Give --json or --format ${String(format)}, not both`);
+  return options;
+}
+
+function formatArg(value: string): string {
+  if (!["table", "tsv", "json", "jsonl"].includes(value)) throw new InvalidArgumentError(`expected table, tsv, json or jsonl, got "${value}"`);
+  return value;
 }
 
 /** `--wait` (progress on stderr; exit 7 if objects failed) and its `--timeout`. */
@@ -156,6 +174,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .version(version)
     .option("-p, --project <dir>", "project directory (env SEMSEARCH_PROJECT; default: the nearest .semsearch here or above, else ./.semsearch)")
     .option("--json", "print the service's JSON shapes on stdout, errors and warnings as JSON on stderr")
+    .option("--format <format>", "table (the default at a terminal), tsv (the default in a pipe: tab-separated, a header line), json (as --json), jsonl (search)", formatArg)
     .option("--no-color", "no colours (also NO_COLOR, and whenever stdout is not a terminal)")
     .option("--in-process", "search and read in this process even when a running `semsearch serve` of the project could answer")
     // every command's help lists the global flags too (inherited by the commands created below)

@@ -30,8 +30,10 @@ describe("search", () => {
     });
   });
 
-  it("prints a readable table without escape codes when piped", async () => {
-    const result = await runCli(["--project", project, "search", indexId, "repair", "a", "puncture", "--object-fields", "title"]);
+  it("prints a readable table without escape codes when piped with --format table (tab-separated values without it)", async () => {
+    const piped = await runCli(["--project", project, "search", indexId, "repair", "a", "puncture", "--object-fields", "title"]);
+    expect(piped.stdout.split("\n").slice(0, 2).map((line) => line.split("\t").slice(0, 2))).toEqual([["rank", "id"], ["1", "bicycle-repair"]]);
+    const result = await runCli(["--project", project, "search", indexId, "repair", "a", "puncture", "--object-fields", "title", "--format", "table"]);
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toBe("");
     expect(result.stdout).toMatch(/│ 1\s+│ bicycle-repair/);

@@ -249,3 +249,35 @@ describe("--project naming the folder that holds .semsearch", () => {
     expect((await runCli(["--project", empty, "index", "list"])).stdout).toBe(`No indexes in ${empty}. Create one with \`semsearch index create\`.\n`);
   });
 });
+
+describe("lists in a pipe", () => {
+  it("print tab-separated values with a header line, whole; --format table|tsv|json|jsonl chooses", async () => {
+    const project = tempProject();
+    const long = `a-very-long-identifier-that-a-table-would-cut-${"x".repeat(40)}`;
+    await cliJson(project, ["objects", "add", "-"], { input: `${forty}\n${JSON.stringify({ id: long, title: "Tidal\tenergy with a tab", body: "tides" })}` });
+    const { id } = await cliJson(project, ["index", "create", "--searchable", "title,body", "--wait"]);
+    const piped = await runCli(["--project", project, "search", id, "tidal energy", "--object-fields", "title,price", "--limit", "50"]);
+    expect(piped.exitCode, piped.stderr).toBe(0);
+    const lines = piped.stdout.trimEnd().split("\n");
+    expect(lines[0]).toBe("rank\tid\tscore\ttext\ttitle\tprice");
+    expect(lines).toHaveLength(42);
+    expect(lines.every((line) => line.split("\t").length === 6)).toBe(true);
+    expect(lines.map((line) => line.split("\t")[1])).toContain(long); // never cut
+    expect(piped.stdout).not.toMatch(/[│┌─]/);
+    const table = await runCli(["--project", project, "search", id, "tidal energy", "--format", "table"]);
+    expect(table.stdout).toMatch(/│ 1\s+│/);
+    const json = await runCli(["--project", project, "search", id, "tidal energy", "--format", "json"]);
+    expect(JSON.parse(json.stdout)).toEqual(await cliJson(project, ["search", id, "tidal energy"]));
+    const jsonl = await runCli(["--project", project, "search", id, "tidal energy", "--format", "jsonl", "--limit", "3"]);
+    expect(jsonl.stdout.trimEnd().split("\n").map((line) => JSON.parse(line).id)).toHaveLength(3);
+    const indexes = await runCli(["--project", project, "index", "list"]);
+    expect(indexes.stdout.split("\n")[0]).toBe("id\tname\ttype\tsearch\tmodel\tstate\tuploaded\tprocessing\tready\terror\tcreated");
+    expect(indexes.stdout.split("\n")[1]?.split("\t").slice(0, 1)).toEqual([id]);
+    const objects = await runCli(["--project", project, "objects", "list", "--limit", "2"]);
+    expect(objects.stdout.split("\n").slice(0, 2).map((line) => line.split("\t")[0])).toEqual(["id", long]);
+    const wrong = await runCli(["--project", project, "--json", "index", "list", "--format", "jsonl"]);
+    expect(wrong.exitCode).toBe(2);
+    const unknown = await runCli(["--project", project, "index", "list", "--format", "xml"]);
+    expect([unknown.exitCode, unknown.stderr]).toEqual([2, expect.stringContaining('expected table, tsv, json or jsonl, got "xml"')]);
+  });
+});

@@ -154,7 +154,7 @@ describe("an image index over local files", () => {
   it("shows the best image in tables, never escape codes in a pipe", async () => {
     const table = await runCli(["--project", project, "search", id, "red", "--mode", "vector", "--limit", "2"]);
     expect(table.exitCode, table.stderr).toBe(0);
-    expect(table.stdout).toMatch(/best image/);
+    expect(table.stdout).toMatch(/^rank\tid\tscore\timage\n/); // (in a pipe: tab-separated values)
     expect(table.stdout).toMatch(/pics\/red\.png/);
     expect(table.stdout).not.toMatch(/\u001b/);
   });

@@ -5,7 +5,7 @@ import { isBucketAddress, parseJsonText, UsageError } from "../../engine/index.j
 import path from "node:path";
 import { projectDir, withEngine, readInput, type GlobalOptions } from "../options.js";
 import { withReader } from "../reader.js";
-import { printResult } from "../output.js";
+import { listFormat, printResult } from "../output.js";
 import { downloadProgressReporter } from "../progress.js";
 import { waitForBuild, type WaitFlags } from "../wait.js";
 import { renderIndexTable, statusCounts } from "../render/table.js";
@@ -60,7 +60,7 @@ function shownProject(dir: string): string {
 export async function indexList(options: GlobalOptions): Promise<void> {
   await withReader(options, async (reader) => {
     const indexes = await reader.listIndexes();
-    printResult(options, { indexes }, () => renderIndexTable(indexes, shownProject(projectDir(options))));
+    printResult(options, { indexes }, () => renderIndexTable(indexes, shownProject(projectDir(options)), listFormat(options)));
   });
 }
 

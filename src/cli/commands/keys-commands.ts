@@ -1,7 +1,7 @@
 /** `semsearch keys create | list | revoke`: the API keys of `semsearch serve`. */
 import type { KeyInfo } from "../../engine/index.js";
 import { withEngine, type GlobalOptions } from "../options.js";
-import { note, printResult } from "../output.js";
+import { listFormat, note, printResult } from "../output.js";
 import { renderKeyTable } from "../render/table.js";
 
 export interface KeysCreateOptions extends GlobalOptions {
@@ -21,7 +21,7 @@ export async function keysCreate(options: KeysCreateOptions): Promise<void> {
 export async function keysList(options: GlobalOptions): Promise<void> {
   await withEngine(options, async (engine) => {
     const keys: KeyInfo[] = await engine.listKeys();
-    printResult(options, { keys }, () => renderKeyTable(keys));
+    printResult(options, { keys }, () => renderKeyTable(keys, listFormat(options)));
   });
 }
 

@@ -2,26 +2,30 @@
 import type { ModelListEntry } from "../../engine/index.js";
 import { modelsDir, ValidationError } from "../../engine/index.js";
 import { withEngine, type GlobalOptions } from "../options.js";
-import { printResult } from "../output.js";
+import { listFormat, printResult } from "../output.js";
 import { downloadProgressReporter, formatBytes } from "../progress.js";
-import { newTable } from "../render/table.js";
+import { newTable, type ListFormat } from "../render/table.js";
+import { tsv } from "../render/tsv.js";
 import { chalk } from "../render/style.js";
 
-function renderModels(models: ModelListEntry[]): string {
-  const table = newTable(["model", "status", "dtype", "size", "used by", "about"]);
-  for (const model of models) {
+function renderModels(models: ModelListEntry[], format: ListFormat): string {
+  const head = ["model", "status", "dtype", "size", "used by", "about"];
+  const rows = models.map((model) => {
     const bytes = model.downloads.reduce((sum, download) => sum + download.bytes, 0);
     const dtypes = [...new Set(model.downloads.flatMap((download) => download.dtypes))];
-    const status = model.status === "known" ? chalk.dim("not downloaded") : model.status;
-    table.push([model.id, status, dtypes.join(", "), bytes ? formatBytes(bytes) : "", model.used_by.join(", "), model.description]);
-  }
+    const status = model.status === "known" ? "not downloaded" : model.status;
+    return [model.id, status, dtypes.join(", "), format === "tsv" ? bytes : bytes ? formatBytes(bytes) : "", model.used_by.join(", "), model.description];
+  });
+  if (format === "tsv") return tsv(head, rows);
+  const table = newTable(head);
+  for (const row of rows) table.push(row.map((value, i) => (i === 1 && value === "not downloaded" ? chalk.dim(value) : String(value))));
   return `${table.toString()}\nmodels folder: ${modelsDir()}\n`;
 }
 
 export async function modelsList(options: GlobalOptions): Promise<void> {
   await withEngine(options, async (engine) => {
     const models = await engine.listModels();
-    printResult(options, { models, models_dir: modelsDir() }, () => renderModels(models));
+    printResult(options, { models, models_dir: modelsDir() }, () => renderModels(models, listFormat(options)));
   });
 }
 

@@ -2,7 +2,7 @@
 import { UsageError, type ObjectsInput } from "../../engine/index.js";
 import { objectsInput, withEngine, type GlobalOptions } from "../options.js";
 import { withReader } from "../reader.js";
-import { note, printResult } from "../output.js";
+import { listFormat, note, printResult } from "../output.js";
 import { confirmed } from "../prompts.js";
 import { addProgressReporter } from "../progress.js";
 import { waitForBuild, type WaitFlags } from "../wait.js";
@@ -51,7 +51,7 @@ export async function objectsGet(id: string, options: GlobalOptions): Promise<vo
 export async function objectsList(options: GlobalOptions & { limit?: number; offset?: number }): Promise<void> {
   await withReader(options, async (reader) => {
     const objects = await reader.listObjects(options.offset ?? 0, options.limit ?? 100);
-    printResult(options, { objects }, () => renderObjectTable(objects));
+    printResult(options, { objects }, () => renderObjectTable(objects, listFormat(options)));
   });
 }
 

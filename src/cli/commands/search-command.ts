@@ -3,7 +3,7 @@ import { integerIn, UsageError, DEFAULT_LIMIT, MAX_RESULTS, MAX_LIMIT, Validatio
 import type { GlobalOptions } from "../options.js";
 import { isStandardInput, readArgumentFile } from "../options.js";
 import { withReader, type Reader } from "../reader.js";
-import { warn } from "../output.js";
+import { listFormat, warn } from "../output.js";
 import { formatJson, searchResponse, searchResult } from "../render/json.js";
 import { renderSearchTable } from "../render/table.js";
 
@@ -34,13 +34,15 @@ export type OutputMode = "interactive" | "json" | "jsonl" | "table";
 export function outputMode(options: SearchOptions, tty: { stdin: boolean; stdout: boolean }): OutputMode {
   if (options.json && options.jsonl) throw new UsageError("CONFLICTING_OPTIONS", "Give --json or --jsonl, not both");
   if (options.interactive === true) {
-    if (options.json || options.jsonl || options.all) throw new UsageError("CONFLICTING_OPTIONS", "--interactive shows pages to a person: it cannot be combined with --json, --jsonl or --all");
+    if (options.json || options.jsonl || options.all || options.format !== undefined) throw new UsageError("CONFLICTING_OPTIONS", "--interactive shows pages to a person: it cannot be combined with --json, --jsonl, --format or --all");
     if (!tty.stdin || !tty.stdout) throw new UsageError("NOT_A_TERMINAL", "--interactive needs a terminal on standard input and output");
     return "interactive";
   }
   if (options.jsonl) return "jsonl";
   if (options.json) return "json";
-  if (options.interactive === undefined && !options.all && tty.stdin && tty.stdout) return "interactive";
+  // (a format asked for is printed, not paged through)
+  const asked = options.format === "table" || options.format === "tsv";
+  if (options.interactive === undefined && !options.all && !asked && tty.stdin && tty.stdout) return "interactive";
   return "table";
 }
 
@@ -144,7 +146,7 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
         noteBuilding(page);
         if (mode === "jsonl") for (const hit of page.hits) write(`${JSON.stringify(searchResult(hit))}\n`);
         else if (mode === "json") write(formatJson(searchResponse(page), process.stdout.isTTY === true));
-        else write(renderSearchTable(page, offset ?? 0, extra, query));
+        else write(renderSearchTable(page, offset ?? 0, extra, query, undefined, listFormat(options)));
       } else if (mode === "jsonl") {
         // streamed: each page's results as soon as it arrives
         await followPages(searcher, indexId, params, (page) => {
@@ -158,7 +160,7 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
           hits.push(...page.hits);
         });
         const whole: SearchPage = { hits, pagination: { pages: hits.length > 0 ? 1 : 0, page: 1, statistics: last.pagination.statistics } };
-        write(mode === "json" ? formatJson(searchResponse(whole), process.stdout.isTTY === true) : renderSearchTable(whole, offset ?? 0, extra, query));
+        write(mode === "json" ? formatJson(searchResponse(whole), process.stdout.isTTY === true) : renderSearchTable(whole, offset ?? 0, extra, query, undefined, listFormat(options)));
       }
     } catch (error) {
       throw withCaret(error, filter);

@@ -3,6 +3,10 @@ import Table from "cli-table3";
 import type { IndexInfo, KeyInfo, SearchPage, StoredObject } from "../../engine/index.js";
 import { highlightLabel, renderHighlight } from "./highlight.js";
 import { chalk } from "./style.js";
+import { tsv } from "./tsv.js";
+
+/** How lists print for people: boxed tables at a terminal, tab-separated values in a pipe (--format). */
+export type ListFormat = "table" | "tsv";
 
 /** Terminal width, or a comfortable default in a pipe. */
 export function terminalWidth(): number {
@@ -80,7 +84,12 @@ export function searchColumns(width: number, widest: { rank: number; id: number;
  * query's words emphasised, then the requested object fields, in at most `width` columns (see
  * `searchColumns`).
  */
-export function renderSearchTable(page: SearchPage, offset: number, extraFields: string[], query: string, width = terminalWidth()): string {
+export function renderSearchTable(page: SearchPage, offset: number, extraFields: string[], query: string, width = terminalWidth(), format: ListFormat = "table"): string {
+  if (format === "tsv") {
+    const rows = page.hits.map((hit, i) => [offset + i + 1, hit.id, hit.score.toFixed(3), highlightLabel(hit), ...extraFields.map((field) => (Object.hasOwn(hit.object, field) ? hit.object[field] : undefined))]);
+    const label = page.hits.some((hit) => hit.highlights !== undefined) ? "highlight" : page.hits.some((hit) => hit.image !== undefined) ? "image" : "text";
+    return tsv(["rank", "id", "score", label, ...extraFields], rows);
+  }
   if (page.hits.length === 0) return pageFooter(page, width) + "\n"; // (no empty table)
   const scores = page.hits.map((hit) => hit.score.toFixed(3));
   const widest = { rank: String(offset + page.hits.length).length, id: Math.max(0, ...page.hits.map((hit) => hit.id.length)), score: Math.max(0, ...scores.map((s) => s.length)) };
@@ -125,7 +134,11 @@ export function statusCounts(status: IndexInfo["status"], brief = false): string
   return states.length === 0 ? "none" : states.map((state) => `${state} ${status[state].toLocaleString("en-US")}`).join(" · ");
 }
 
-export function renderIndexTable(indexes: IndexInfo[], project?: string): string {
+export function renderIndexTable(indexes: IndexInfo[], project?: string, format: ListFormat = "table"): string {
+  if (format === "tsv") {
+    const rows = indexes.map((index) => [index.id, index.name ?? "", index.configuration.index_type.name, index.configuration.index_type.neural_only ? "neural" : "hybrid", index.model, index.state, index.status.UPLOADED, index.status.PROCESSING, index.status.READY, index.status.ERROR, index.created_at]);
+    return tsv(["id", "name", "type", "search", "model", "state", "uploaded", "processing", "ready", "error", "created"], rows);
+  }
   if (indexes.length === 0) return `No indexes${project ? ` in ${project}` : ""}. Create one with \`semsearch index create\`.\n`;
   const named = indexes.some((index) => index.name !== undefined);
   const table = newTable(["id", ...(named ? ["name"] : []), "type", "search", "model", "state", "objects", "created"]);
@@ -144,7 +157,8 @@ export function renderIndexTable(indexes: IndexInfo[], project?: string): string
   return table.toString() + "\n";
 }
 
-export function renderObjectTable(objects: StoredObject[]): string {
+export function renderObjectTable(objects: StoredObject[], format: ListFormat = "table"): string {
+  if (format === "tsv") return tsv(["id", "updated", "object"], objects.map((object) => [object.id, object.updated_at, object.object]));
   if (objects.length === 0) return "No objects.\n";
   const width = terminalWidth();
   const idWidth = Math.min(38, Math.max(4, ...objects.map((o) => o.id.length)) + 2);
@@ -153,7 +167,8 @@ export function renderObjectTable(objects: StoredObject[]): string {
   return table.toString() + "\n";
 }
 
-export function renderKeyTable(keys: KeyInfo[]): string {
+export function renderKeyTable(keys: KeyInfo[], format: ListFormat = "table"): string {
+  if (format === "tsv") return tsv(["id", "name", "scope", "created", "revoked"], keys.map((key) => [key.id, key.name ?? "", key.read_only ? "read-only" : "read-write", key.created_at, key.revoked_at ?? ""]));
   if (keys.length === 0) return "No keys. Create one with `semsearch keys create`.\n";
   const table = newTable(["id", "name", "scope", "created", "revoked"]);
   for (const key of keys) {
