@@ -65,8 +65,18 @@ export interface MissingField {
 
 /** The fields a configuration names that no sampled object has, with the closest existing name where one is close. */
 export function missingFields(config: IndexConfiguration, found: ReadonlyMap<string, number>): MissingField[] {
+  return absentFields(namedFields(config), found);
+}
+
+/** `names` as a message's list: `"titel" (did you mean "title"?), "x"`. */
+export function describeMissing(missing: readonly MissingField[]): string {
+  return missing.map(({ name, suggestion }) => `"${name}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}`).join(", ");
+}
+
+/** Which of `names` no sampled object has, with the closest existing name where one is close. */
+export function absentFields(names: readonly string[], found: ReadonlyMap<string, number>): MissingField[] {
   const existing = [...found.keys()];
-  return namedFields(config)
+  return names
     .filter((name) => !found.has(name))
     .map((name) => {
       const best = existing
@@ -89,7 +99,7 @@ export function missingFieldsMessage(config: IndexConfiguration, found: Readonly
   if (sampled === 0) return null;
   const missing = missingFields(config, found);
   if (missing.length === 0) return null;
-  const names = missing.map(({ name, suggestion }) => `"${name}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}`).join(", ");
+  const names = describeMissing(missing);
   const scope = sampled < total ? `the first ${sampled.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} stored objects` : `the ${total.toLocaleString("en-US")} stored object${total === 1 ? "" : "s"}`;
   return `None of ${scope} has the field${missing.length === 1 ? "" : "s"} ${names}. Fields they have: ${commonFields(found)}.`;
 }

@@ -2,6 +2,7 @@
 import type { IndexConfiguration } from "./config.js";
 import type { ModelSpec } from "./embedding/model-spec.js";
 import type { Highlight, ImageHighlight, TextHighlight } from "./search/highlights.js";
+import type { Warning } from "./errors.js";
 
 export type { Highlight, ImageHighlight, TextHighlight };
 
@@ -105,4 +106,6 @@ export interface SearchPage {
    * searchable so far, of all stored objects. Results may be incomplete until it is gone.
    */
   building?: { searchable: number; total: number };
+  /** What a person should know about this search (not part of the service's JSON shape): a filter field or object field no object has. */
+  warnings?: Warning[];
 }

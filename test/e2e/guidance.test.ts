@@ -246,7 +246,7 @@ describe("--project naming the folder that holds .semsearch", () => {
     expect(existsSync(path.join(work, "catalog.json"))).toBe(false);
     expect(existsSync(path.join(work, "data"))).toBe(false);
     const empty = path.dirname(tempProject());
-    expect((await runCli(["--project", empty, "index", "list"])).stdout).toBe(`No indexes in ${empty}. Create one with \`semsearch index create\`.\n`);
+    expect((await runCli(["--project", empty, "index", "list", "--format", "table"])).stdout).toBe(`No indexes in ${empty}. Create one with \`semsearch index create\`.\n`);
   });
 });
 
@@ -279,5 +279,23 @@ describe("lists in a pipe", () => {
     expect(wrong.exitCode).toBe(2);
     const unknown = await runCli(["--project", project, "index", "list", "--format", "xml"]);
     expect([unknown.exitCode, unknown.stderr]).toEqual([2, expect.stringContaining('expected table, tsv, json or jsonl, got "xml"')]);
+  });
+});
+
+describe("a search naming a field no object has", () => {
+  it("warns on stderr with the closest field, for a filter and for the object fields", async () => {
+    const project = tempProject();
+    const items = Array.from({ length: 6 }, (_, i) => JSON.stringify({ id: `c${i}`, title: `Coat ${i}`, color: i % 2 ? "red" : "blue" })).join("\n");
+    await cliJson(project, ["objects", "add", "-"], { input: items });
+    // (index create warns already: none of the stored objects has "colour")
+    const created = await runCli(["--project", project, "--json", "index", "create", "--searchable", "title", "--filterable", "color,colour", "--wait"]);
+    const { id } = JSON.parse(created.stdout);
+    const filtered = await runCli(["--project", project, "search", id, "coat", "--filter", "colour:red"]);
+    expect(filtered.exitCode, filtered.stderr).toBe(0);
+    expect(filtered.stderr).toContain('No indexed object has the field "colour" (did you mean "color"?): the filter\'s condition on it matches nothing.');
+    const fields = await runCli(["--project", project, "--json", "search", id, "coat", "--object-fields", "titel,color"]);
+    expect(JSON.parse(fields.stderr).warnings[0]).toEqual({ code: "FIELD_NOT_FOUND", message: 'No stored object has the field "titel" (did you mean "title"?) named in the object fields: it shows nothing.' });
+    const fine = await runCli(["--project", project, "search", id, "coat", "--filter", "color:red", "--object-fields", "title"]);
+    expect(fine.stderr).toBe("");
   });
 });

@@ -131,9 +131,15 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
   const write = (text: string) => process.stdout.write(text);
   // A search of an index that is still building says so once, however many pages it prints.
   let warned = false;
+  const said = new Set<string>();
   const noteBuilding = (page: SearchPage) => {
     if (page.building && !warned) warn(options, buildingWarning(indexId, page.building));
     warned ||= page.building !== undefined;
+    // (a field no object has, in the filter or the object fields: once, however many pages)
+    for (const warning of page.warnings ?? []) {
+      if (!said.has(warning.code)) warn(options, warning);
+      said.add(warning.code);
+    }
   };
   await withReader(options, async (searcher) => {
     searcher.prepareSearch(indexId);

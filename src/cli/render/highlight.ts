@@ -23,16 +23,28 @@ export function matchSpans(text: string, stems: readonly string[]): [number, num
  * One line of at most `width` characters of `text` (white space folded), starting a little before the
  * first query word, with query words in bold and an ellipsis where text was cut.
  */
+/** Where a snippet cut before `end` ends: after the last whole word, when that keeps most of the `width` (else at `end`). */
+export function wordEnd(text: string, start: number, end: number, width: number): number {
+  if (end >= text.length || text[end] === " ") return end;
+  const space = text.lastIndexOf(" ", end);
+  return space > start && end - space <= width / 3 ? space : end;
+}
+
 export function renderHighlight(text: string, query: string, width: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
   const spans = matchSpans(flat, queryStems(query));
   let start = 0;
   const first = spans[0];
   if (first && first[0] > width / 3 && flat.length > width) start = Math.max(0, Math.min(first[0] - Math.floor(width / 4), flat.length - width + 1));
+  // (a cut snippet starts and ends at a word's edge when one is near)
+  if (start > 0 && flat[start - 1] !== " ") {
+    const next = flat.indexOf(" ", start);
+    if (next >= 0 && next + 1 - start <= width / 4 && (!first || next + 1 <= first[0])) start = next + 1;
+  }
   const prefix = start > 0 ? "…" : "";
   let end = Math.min(flat.length, start + width - prefix.length);
   const suffix = end < flat.length ? "…" : "";
-  if (suffix) end -= 1;
+  if (suffix) end = wordEnd(flat, start, end - 1, width);
   let out = prefix;
   let cursor = start;
   for (const [s, e] of spans) {

@@ -1,7 +1,7 @@
 /** Tables for people (cli-table3 + chalk). */
 import Table from "cli-table3";
 import type { IndexInfo, KeyInfo, SearchPage, StoredObject } from "../../engine/index.js";
-import { highlightLabel, renderHighlight } from "./highlight.js";
+import { highlightLabel, renderHighlight, wordEnd } from "./highlight.js";
 import { chalk } from "./style.js";
 import { tsv } from "./tsv.js";
 
@@ -18,7 +18,7 @@ export function terminalWidth(): number {
 export function snippet(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
   if (flat.length <= max) return flat;
-  return flat.slice(0, Math.max(1, max - 1)).trimEnd() + "…";
+  return flat.slice(0, wordEnd(flat, 0, Math.max(1, max - 1), max)).trimEnd() + "…";
 }
 
 export function newTable(head: string[], colWidths?: number[]): Table.Table {

@@ -299,3 +299,15 @@ export function formatFilter(node: FilterNode): string {
     }
   }
 }
+
+/** The fields a filter names, each once, in the order they appear. */
+export function filterFieldPaths(node: FilterNode): string[] {
+  const paths = new Set<string>();
+  const walk = (item: FilterNode): void => {
+    if (item.kind === "and" || item.kind === "or") item.items.forEach(walk);
+    else if (item.kind === "not") walk(item.item);
+    else paths.add(item.field.path);
+  };
+  walk(node);
+  return [...paths];
+}

@@ -2,7 +2,7 @@
 import type { EngineContext } from "../context.js";
 import { isImageIndex, isNeuralOnly } from "../config.js";
 import { indexModel } from "../embedding/registry.js";
-import { InternalError, ValidationError } from "../errors.js";
+import { InternalError, ValidationError, type Warning } from "../errors.js";
 import { FieldRules, ownValue } from "../fields.js";
 import { fieldResolver } from "../filter-fields.js";
 import { findIndex } from "../indexes.js";
@@ -26,6 +26,8 @@ import {
   type SegmentHit,
 } from "./highlights.js";
 import { compileFilter } from "./filters.js";
+import { filterFieldPaths } from "./filter-syntax.js";
+import { filterFieldWarning, objectFieldWarning } from "./field-warnings.js";
 import { MAX_RESULTS } from "./limits.js";
 import { pageTotal, paginate } from "./paginate.js";
 import { bestImageVectors, rankRows, type RankQuery } from "./rank.js";
@@ -94,9 +96,24 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const withState = (page: SearchPage): SearchPage => (building ? { ...page, building } : page);
   const empty = withState({ hits: [], pagination: paginate(request.offset, request.limit, 0, { total: 0, exact: true }) });
   // The filter is checked against the index even when nothing is indexed yet, so its errors do not depend on timing.
-  const where = request.filter ? compileFilter(request.filter, fieldResolver(index.configuration, await store.filterColumns(table))) : undefined;
+  const resolver = request.filter ? fieldResolver(index.configuration, await store.filterColumns(table)) : undefined;
+  const where = request.filter && resolver ? compileFilter(request.filter, resolver) : undefined;
+  const warnings: Warning[] = [];
+  const withWarnings = (page: SearchPage): SearchPage => (warnings.length > 0 ? { ...page, warnings } : page);
   const filtered = where === undefined ? undefined : await store.countRows(table, where);
-  if (filtered === 0) return empty;
+  if (filtered === 0 && request.filter && resolver) {
+    // Nothing matched: a field of the filter that no indexed object has (a misspelt one) is why; say
+    // so, with the closest field the objects have.
+    const valueless = async (path: string) => {
+      const field = resolver(path);
+      return field.kind === "empty" || (field.kind === "column" && (await store.countRows(table, compileFilter({ kind: "exists", field: { path, column: 1 } }, resolver))) === 0);
+    };
+    const paths = filterFieldPaths(request.filter);
+    const flags = await Promise.all(paths.map(valueless));
+    const warning = await filterFieldWarning(store, paths.filter((_, i) => flags[i]));
+    if (warning) warnings.push(warning);
+  }
+  if (filtered === 0) return withWarnings(empty);
   // (a filter that leaves rows already says the index has some; without one, the count runs beside the lexical query)
   const count = filtered ?? store.countRows(table);
   Promise.resolve(count).catch(() => {});
@@ -112,7 +129,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
     vectors?.catch(() => {});
     lexical = { table, rows, ...(vectors ? { vectors } : {}) };
   }
-  if ((await count) === 0) return empty;
+  if ((await count) === 0) return withWarnings(empty);
   if (ctx.oneShot && mode !== "lexical" && !image) store.prewarmVectorIndex(table).catch(() => {});
   const vector = await queryVector;
   const q: RankQuery = {
@@ -144,11 +161,13 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const pictures = imageHighlights(ids, images.map((hit) => ({ objectId: hit.object_id, position: hit.position, identifier: hit.text, score: hit.score })));
   let budget = MAX_HIGHLIGHTS - [...pictures.values()].reduce((sum, list) => sum + list.length, 0);
   const hits: SearchHit[] = [];
+  const shown: JsonObject[] = []; // (the page's whole objects, for the object fields' check)
   const rules = new FieldRules(index.configuration);
   for (const { id, score } of page) {
     const row = objects.get(id);
     if (!row) continue; // deleted between ranking and fetching
     const object = JSON.parse(row.body) as JsonObject;
+    shown.push(object);
     const hit: SearchHit = { id, score, object: projectObject(id, rules.crawled(object), request.objectFields), text: texts.get(id) ?? "" };
     const best = pictures.get(id)?.[0];
     if (best && params.snippets !== false) hit.image = displayReference(best.media_identifier);
@@ -162,7 +181,11 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   // Highlighted objects outside the regular ranking make the list longer than its total: then a minimum.
   const first = available > regular.count ? { ...estimate, exact: false } : estimate;
   const total = pageTotal(first, request.offset, request.limit, available, whole);
-  return withState({ hits, pagination: paginate(request.offset, request.limit, available, total) });
+  if (request.objectFields) {
+    const unknown = await objectFieldWarning(store, request.objectFields, shown);
+    if (unknown) warnings.push(unknown);
+  }
+  return withWarnings(withState({ hits, pagination: paginate(request.offset, request.limit, available, total) }));
 }
 
 /**

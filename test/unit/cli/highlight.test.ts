@@ -39,3 +39,16 @@ describe("highlight rendering", () => {
     }
   });
 });
+
+describe("cut snippets", () => {
+  it("end after a whole word when one ends near the cut, and start at one", async () => {
+    const { snippet } = await import("../../../src/cli/render/table.js");
+    expect(snippet("Tidewater commuter jacket with taped seams", 20)).toBe("Tidewater commuter…");
+    expect(snippet("Supercalifragilisticexpialidocious words", 12)).toBe("Supercalifr…"); // no word edge near: cut inside
+    const line = stripVTControlCharacters(renderHighlight("Lightweight shoes with a grippy sole for muddy forest trails and the long wet winter nights", "winter", 40));
+    expect(line.startsWith("…")).toBe(true);
+    expect(line).toContain("winter");
+    const inner = line.replace(/^…/, "").replace(/…$/, "");
+    expect(inner.split(" ").every((word) => "Lightweight shoes with a grippy sole for muddy forest trails and the long wet winter nights".split(" ").includes(word))).toBe(true);
+  });
+});

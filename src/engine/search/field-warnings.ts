@@ -1,0 +1,40 @@
+/**
+ * Warnings for a search that names a field no object has: a filter on such a field (`colour:red`
+ * where objects say `color`) and `--object-fields titel` both give nothing, silently, without them.
+ * Each names the field and the closest field the stored objects have (field-presence.ts).
+ */
+import type { Warning } from "../errors.js";
+import { absentFields, describeMissing, fieldPaths } from "../field-presence.js";
+import type { StoreReads } from "../store/reads.js";
+import type { JsonObject } from "../types.js";
+
+/** Stored objects read for the fields they have (as index create's check of field names). */
+export const FIELD_SAMPLE = 1000;
+
+async function sampledFields(store: StoreReads): Promise<Map<string, number>> {
+  const found = new Map<string, number>();
+  for (const row of await store.sampleObjects(FIELD_SAMPLE)) fieldPaths(JSON.parse(row.body) as JsonObject, found);
+  return found;
+}
+
+/** The warning for filter fields no indexed object has (`empty`: those the index has no column for), or null. */
+export async function filterFieldWarning(store: StoreReads, empty: readonly string[]): Promise<Warning | null> {
+  if (empty.length === 0) return null;
+  const missing = absentFields(empty, await sampledFields(store));
+  const s = empty.length === 1 ? "" : "s";
+  return { code: "FILTER_FIELD_EMPTY", message: `No indexed object has the field${s} ${describeMissing(missing.length > 0 ? missing : empty.map((name) => ({ name })))}: the filter's condition${s} on ${empty.length === 1 ? "it" : "them"} match${empty.length === 1 ? "es" : ""} nothing.` };
+}
+
+/** The warning for `--object-fields` that none of the page's objects has, nor any sampled stored object, or null. */
+export async function objectFieldWarning(store: StoreReads, requested: readonly string[], objects: readonly JsonObject[]): Promise<Warning | null> {
+  const named = requested.filter((field) => field !== "id" && field !== "*");
+  if (named.length === 0 || objects.length === 0) return null;
+  const onPage = new Map<string, number>();
+  for (const object of objects) fieldPaths(object, onPage);
+  const notOnPage = named.filter((field) => !onPage.has(field));
+  if (notOnPage.length === 0) return null;
+  const missing = absentFields(notOnPage, await sampledFields(store));
+  if (missing.length === 0) return null;
+  const s = missing.length === 1 ? "" : "s";
+  return { code: "FIELD_NOT_FOUND", message: `No stored object has the field${s} ${describeMissing(missing)} named in the object fields: ${missing.length === 1 ? "it shows" : "they show"} nothing.` };
+}
