@@ -80,6 +80,16 @@ export async function followPages(searcher: Reader, indexId: string, params: Sea
   }
 }
 
+/**
+ * The columns `--object-fields '*'` shows: the page's objects' top-level fields, in the order they
+ * first appear (the table leaves out from the right those that do not fit the terminal).
+ */
+export function starFields(page: SearchPage): string[] {
+  const fields = new Set<string>();
+  for (const hit of page.hits) for (const key of Object.keys(hit.object)) if (key !== "id") fields.add(key);
+  return [...fields];
+}
+
 /** The warning for a search of an index that is still building (results may be incomplete). */
 export function buildingWarning(indexId: string, building: NonNullable<SearchPage["building"]>) {
   const { searchable, total } = building;
@@ -152,7 +162,7 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
         noteBuilding(page);
         if (mode === "jsonl") for (const hit of page.hits) write(`${JSON.stringify(searchResult(hit))}\n`);
         else if (mode === "json") write(formatJson(searchResponse(page), process.stdout.isTTY === true));
-        else write(renderSearchTable(page, offset ?? 0, extra, query, undefined, listFormat(options)));
+        else write(renderSearchTable(page, offset ?? 0, options.objectFields === "*" ? starFields(page) : extra, query, undefined, listFormat(options)));
       } else if (mode === "jsonl") {
         // streamed: each page's results as soon as it arrives
         await followPages(searcher, indexId, params, (page) => {
@@ -166,7 +176,7 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
           hits.push(...page.hits);
         });
         const whole: SearchPage = { hits, pagination: { pages: hits.length > 0 ? 1 : 0, page: 1, statistics: last.pagination.statistics } };
-        write(mode === "json" ? formatJson(searchResponse(whole), process.stdout.isTTY === true) : renderSearchTable(whole, offset ?? 0, extra, query, undefined, listFormat(options)));
+        write(mode === "json" ? formatJson(searchResponse(whole), process.stdout.isTTY === true) : renderSearchTable(whole, offset ?? 0, options.objectFields === "*" ? starFields(whole) : extra, query, undefined, listFormat(options)));
       }
     } catch (error) {
       throw withCaret(error, filter);

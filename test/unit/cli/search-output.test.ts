@@ -161,3 +161,12 @@ describe("--page", () => {
     expect(resolveOffset({ page: 3, limit: 5 })).toBe(10);
   });
 });
+
+describe("--object-fields '*' in a table", () => {
+  it("shows the page's objects' top-level fields, first seen first, without the id", async () => {
+    const { starFields } = await import("../../../src/cli/commands/search-command.js");
+    expect(starFields(page(2))).toEqual(["title", "price", "maker"]);
+    const mixed: SearchPage = { ...page(0), hits: [{ id: "a", score: 1, object: { id: "a", b: 1 }, text: "" }, { id: "c", score: 0.5, object: { z: 2, b: 3 }, text: "" }] };
+    expect(starFields(mixed)).toEqual(["b", "z"]);
+  });
+});
