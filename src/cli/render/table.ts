@@ -95,19 +95,45 @@ export function renderSearchTable(page: SearchPage, offset: number, extraFields:
   const widest = { rank: String(offset + page.hits.length).length, id: Math.max(0, ...page.hits.map((hit) => hit.id.length)), score: Math.max(0, ...scores.map((s) => s.length)) };
   const columns = searchColumns(width, widest, extraFields.length);
   const fields = extraFields.slice(0, columns.fields);
+  const valueOf = (hit: SearchPage["hits"][number], field: string) => (Object.hasOwn(hit.object, field) ? hit.object[field] : undefined);
+  // Each field as wide as its content needs, within the fields' share (and what the text can spare
+  // above 40 characters); what the fields leave goes to the text.
+  const needed = fields.map((field) => Math.min(40, Math.max(field.length, ...page.hits.map((hit) => cell(valueOf(hit, field), 1000).length)) + 2));
+  const budget = columns.fields * columns.field;
+  const spare = Math.max(0, columns.text - 40);
+  const widths = shareWidths(budget + spare, needed);
+  const text = columns.text + budget - widths.reduce((sum, w) => sum + w, 0);
   const withHighlights = page.hits.some((hit) => hit.highlights !== undefined);
   const withImages = page.hits.some((hit) => hit.image !== undefined);
-  const table = newTable(["#", "id", "score", withHighlights ? "best highlight" : withImages ? "best image" : "text", ...fields], [columns.rank, columns.id, columns.score, columns.text, ...fields.map(() => columns.field)]);
+  const table = newTable(["#", "id", "score", withHighlights ? "best highlight" : withImages ? "best image" : "text", ...fields], [columns.rank, columns.id, columns.score, text, ...widths]);
   page.hits.forEach((hit, i) => {
     table.push([
       String(offset + i + 1),
       cell(hit.id, columns.id - 2),
       scores[i] as string,
-      renderHighlight(highlightLabel(hit), query, columns.text - 2),
-      ...fields.map((field) => cell(Object.hasOwn(hit.object, field) ? hit.object[field] : undefined, columns.field - 2)),
+      renderHighlight(highlightLabel(hit), query, text - 2),
+      ...fields.map((field, f) => cell(valueOf(hit, field), (widths[f] as number) - 2)),
     ]);
   });
   return table.toString() + "\n" + pageFooter(page, width) + "\n";
+}
+
+/**
+ * Widths for columns that need `needed` each, sharing `total`: each what it needs when all fit, else
+ * the narrow ones what they need and the rest equal shares of what is left (never below 6, the
+ * narrowest a column is given).
+ */
+export function shareWidths(total: number, needed: readonly number[]): number[] {
+  const out = needed.map((n) => Math.max(6, n));
+  if (out.reduce((sum, w) => sum + w, 0) <= total) return out;
+  const order = out.map((_, i) => i).sort((a, b) => (out[a] as number) - (out[b] as number));
+  let left = total;
+  order.forEach((i, k) => {
+    const share = Math.max(6, Math.floor(left / (order.length - k)));
+    out[i] = Math.min(out[i] as number, share);
+    left -= out[i] as number;
+  });
+  return out;
 }
 
 /** The line under a table; the next-page hint moves to a line of its own when both do not fit `width`. */

@@ -170,3 +170,23 @@ describe("--object-fields '*' in a table", () => {
     expect(starFields(mixed)).toEqual(["b", "z"]);
   });
 });
+
+describe("field columns sized to their content", () => {
+  it("shares widths: each what it needs when all fit, else the narrow ones first and equal shares of the rest", async () => {
+    const { shareWidths } = await import("../../../src/cli/render/table.js");
+    expect(shareWidths(40, [7, 12])).toEqual([7, 12]);
+    expect(shareWidths(36, [42, 7])).toEqual([29, 7]);
+    expect(shareWidths(30, [40, 40, 3])).toEqual([12, 12, 6]);
+  });
+
+  it("gives a long title room and a short price little, the table still within the width", () => {
+    const lines = stripVTControlCharacters(renderSearchTable(page(3), 0, ["title", "price"], "shoes", 120)).split("\n").filter(Boolean);
+    for (const line of lines.slice(0, -1)) expect(line.length, line).toBeLessThanOrEqual(120);
+    const header = lines.find((line) => line.includes("title")) as string;
+    const cells = header.split("│").map((part) => part.length);
+    const [title, price] = [cells.at(-3) as number, cells.at(-2) as number];
+    expect(title).toBeGreaterThan(18);
+    expect(price).toBeLessThan(10);
+    expect(lines.join("\n")).toContain("A fairly long title that would not"); // (not "Tidewater com…" at 18)
+  });
+});
