@@ -4,7 +4,7 @@
  * likely a typo. Pure.
  */
 import type { IndexConfiguration } from "./config.js";
-import { isPlainObject } from "./fields.js";
+import { isPlainObject, ownValue, valueAt } from "./fields.js";
 import type { JsonObject } from "./types.js";
 
 /** Every field path of an object (`a`, `a.b`; through lists), at every depth (objects nest at most 100 levels). */
@@ -102,4 +102,19 @@ export function missingFieldsMessage(config: IndexConfiguration, found: Readonly
   const names = describeMissing(missing);
   const scope = sampled < total ? `the first ${sampled.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} stored objects` : `the ${total.toLocaleString("en-US")} stored object${total === 1 ? "" : "s"}`;
   return `None of ${scope} has the field${missing.length === 1 ? "" : "s"} ${names}. Fields they have: ${commonFields(found)}.`;
+}
+
+/**
+ * The warning for filterable fields that hold lists in sampled objects (`"tags": ["sale", "new"]`):
+ * a filter compares one value, so it never matches an object whose field is a list. Null when none do.
+ */
+export function listFieldsMessage(config: IndexConfiguration, objects: readonly JsonObject[]): string | null {
+  const fields = config.fields ?? {};
+  const paths = [...new Set([...(fields.filterable?.allow ?? []), ...Object.keys(fields.types ?? {})])];
+  const found = paths.flatMap((path) => {
+    const lists = objects.filter((object) => Array.isArray(path.includes(".") ? valueAt(object, path) : ownValue(object, path)));
+    return lists.length > 0 ? [`"${path}" (a list in ${lists.length.toLocaleString("en-US")} of ${objects.length.toLocaleString("en-US")} sampled objects)`] : [];
+  });
+  if (found.length === 0) return null;
+  return `Filterable field${found.length === 1 ? "" : "s"} ${found.join(", ")} hold${found.length === 1 ? "s" : ""} lists: a filter compares one value, so it never matches an object whose field is a list (filtering on list elements is not supported yet).`;
 }

@@ -1,6 +1,6 @@
 /** Index operations: create, list, get, status, delete (waiting for a build: build.ts). */
 import { isImageIndex, parseCreateIndexBody, type IndexConfiguration } from "./config.js";
-import { fieldPaths, missingFieldsMessage, namedFields } from "./field-presence.js";
+import { fieldPaths, listFieldsMessage, missingFieldsMessage, namedFields } from "./field-presence.js";
 import type { EngineContext } from "./context.js";
 import { DEFAULT_IMAGE_MODEL, DEFAULT_MODEL } from "./embedding/registry.js";
 import type { DownloadProgress } from "./embedding/hub.js";
@@ -56,7 +56,9 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date, 
   };
   const store = await ctx.store();
   // Read first: a store that cannot be read (a damaged object table) fails the create before it writes.
-  const missing = await missingFieldsWarning(ctx, configuration);
+  const sample = (await store.sampleObjects(FIELD_SAMPLE)).map((row) => JSON.parse(row.body) as JsonObject);
+  const missing = await missingFieldsWarning(ctx, configuration, sample);
+  const lists = listFieldsMessage(configuration, sample);
   await ctx.locked(async () => {
     if (name !== undefined && (await ctx.project.indexes()).some((index) => index.name === name)) {
       throw new ConflictError("INDEX_NAME_TAKEN", `An index named "${name}" exists already`, {
@@ -80,19 +82,20 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date, 
   });
   await startWorker(ctx);
   if (missing) ctx.warn({ code: "FIELD_NOT_FOUND", message: missing });
+  if (lists) ctx.warn({ code: "FILTER_FIELD_LISTS", message: lists });
   return { id: record.id };
 }
 
 /** Objects sampled to check that the fields a configuration names exist. */
-const FIELD_SAMPLE = 1000;
+export const FIELD_SAMPLE = 1000;
 
 /** A warning naming fields of the configuration that no sampled stored object has (likely typos), or null. */
-export async function missingFieldsWarning(ctx: EngineContext, configuration: IndexConfiguration): Promise<string | null> {
+export async function missingFieldsWarning(ctx: EngineContext, configuration: IndexConfiguration, sampled?: readonly JsonObject[]): Promise<string | null> {
   if (namedFields(configuration).length === 0) return null;
   const store = await ctx.store();
-  const sample = await store.sampleObjects(FIELD_SAMPLE);
+  const sample = sampled ?? (await store.sampleObjects(FIELD_SAMPLE)).map((row) => JSON.parse(row.body) as JsonObject);
   const found = new Map<string, number>();
-  for (const row of sample) fieldPaths(JSON.parse(row.body) as JsonObject, found);
+  for (const object of sample) fieldPaths(object, found);
   return missingFieldsMessage(configuration, found, sample.length, sample.length < FIELD_SAMPLE ? sample.length : await store.countObjects());
 }
 

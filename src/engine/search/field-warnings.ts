@@ -5,11 +5,9 @@
  */
 import type { Warning } from "../errors.js";
 import { absentFields, describeMissing, fieldPaths } from "../field-presence.js";
+import { FIELD_SAMPLE } from "../indexes.js";
 import type { StoreReads } from "../store/reads.js";
 import type { JsonObject } from "../types.js";
-
-/** Stored objects read for the fields they have (as index create's check of field names). */
-export const FIELD_SAMPLE = 1000;
 
 async function sampledFields(store: StoreReads): Promise<Map<string, number>> {
   const found = new Map<string, number>();

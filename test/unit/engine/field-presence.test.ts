@@ -63,3 +63,17 @@ describe("editDistance", () => {
     expect(editDistance(a, b)).toBe(distance);
   });
 });
+
+describe("listFieldsMessage", () => {
+  const config = (allow: string[]) => ({ index_type: { name: "text" }, fields: { filterable: { allow } } }) as never;
+
+  it("names filterable fields that hold lists, and in how many sampled objects", async () => {
+    const { listFieldsMessage } = await import("../../../src/engine/field-presence.js");
+    const objects = [{ tags: ["sale", "new"], maker: { names: [1] } }, { tags: "sale" }, { tags: [{ a: 1 }] }];
+    expect(listFieldsMessage(config(["tags", "maker.names", "price"]), objects)).toBe(
+      'Filterable fields "tags" (a list in 2 of 3 sampled objects), "maker.names" (a list in 1 of 3 sampled objects) hold lists: a filter compares one value, so it never matches an object whose field is a list (filtering on list elements is not supported yet).',
+    );
+    expect(listFieldsMessage(config(["price"]), objects)).toBeNull();
+    expect(listFieldsMessage(config(["tags"]), [])).toBeNull();
+  });
+});
