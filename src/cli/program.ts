@@ -70,12 +70,15 @@ function withGlobals<A extends unknown[]>(fn: (...args: [...A, Record<string, un
 function withFormat(options: Record<string, unknown>, command: string): Record<string, unknown> {
   const { format } = options;
   if (format === undefined) return options;
+  if ((format === "json" && options.jsonl === true) || (format === "jsonl" && options.json === true)) {
+    throw new UsageError("CONFLICTING_OPTIONS", `Give --format ${String(format)} or ${format === "json" ? "--jsonl" : "--json"}, not both`);
+  }
   if (format === "json") return { ...options, json: true };
   if (format === "jsonl") {
     if (command !== "search") throw new UsageError("USAGE", "--format jsonl is for search (one result per line); use --format json here");
     return { ...options, jsonl: true };
   }
-  if (options.json === true) throw new UsageError("CONFLICTING_OPTIONS", `Give --json or --format ${String(format)}, not both`);
+  if (options.json === true || options.jsonl === true) throw new UsageError("CONFLICTING_OPTIONS", `Give ${options.json === true ? "--json" : "--jsonl"} or --format ${String(format)}, not both`);
   return options;
 }
 

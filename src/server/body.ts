@@ -95,8 +95,8 @@ export function limitedStream(request: Request, limit: number, hint = OBJECTS_HI
 }
 
 /** The whole body, at most `limit` bytes, parsed as JSON (422 INVALID_JSON naming the line otherwise). */
-export async function readJsonBody(request: Request, limit: number, complete?: () => boolean): Promise<unknown> {
-  const hint = `A create-index body is at most ${formatByteLimit(limit)}.`;
+export async function readJsonBody(request: Request, limit: number, complete?: () => boolean, what = "A create-index body"): Promise<unknown> {
+  const hint = `${what} is at most ${formatByteLimit(limit)}.`;
   const chunks: Buffer[] = [];
   for await (const chunk of limitedStream(request, limit, hint, undefined, complete) as AsyncIterable<Buffer>) chunks.push(chunk);
   const bytes = Buffer.concat(chunks);

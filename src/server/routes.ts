@@ -193,13 +193,18 @@ export const ROUTES: Route[] = [
     method: "DELETE", path: "/v1/objects", operationId: "deleteObjects", summary: "Delete objects by id, or every object a filter matches in an index", auth: true, write: true, query: NoQuerySchema, body: "deletion", status: 200, response: "DeletedMany", errors: [403, 409, 413, 415, 422, 503],
     handle: async ({ engine, request, bodyComplete, options }) => {
       checkJsonMediaType(request.headers.get("content-type") ?? undefined, false);
-      const body = v.safeParse(DeleteObjectsBodySchema, await readJsonBody(request, bodyBytes(options), bodyComplete));
+      const given = await readJsonBody(request, bodyBytes(options), bodyComplete, "A delete body (start the server with a larger --max-body-mb for more ids)");
+      if (typeof given !== "object" || given === null || Array.isArray(given)) {
+        throw new ValidationError("INVALID_BODY", 'The body must be a JSON object: {"ids": [...]} or {"filter": "...", "index": "..."}', { issues: [{ path: "body", message: "not an object" }] });
+      }
+      const body = v.safeParse(DeleteObjectsBodySchema, given);
       if (!body.success) throw bodyInvalid(body.issues);
       const { ids, filter, index } = body.output;
       if ((ids === undefined) === (filter === undefined)) throw new ValidationError("INVALID_BODY", 'Give "ids" (an array of object ids) or "filter" with "index", not both', { issues: [{ path: ids === undefined ? "ids" : "filter", message: "one of ids or filter" }] });
       if (filter !== undefined && index === undefined) throw new ValidationError("INVALID_BODY", '"filter" needs "index": the index whose filterable fields it reads', { issues: [{ path: "index", message: "missing" }] });
+      // (no ids is refused as the CLI refuses it; a filter that matches nothing deletes nothing)
       const targets = ids ?? (await engine.objectsMatching(index as string, filter as string));
-      const deleted = targets.length === 0 ? [] : await engine.deleteObjects(targets);
+      const deleted = ids === undefined && targets.length === 0 ? [] : await engine.deleteObjects(targets);
       return { body: { count: deleted.length, deleted } };
     },
   },

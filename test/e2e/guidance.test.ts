@@ -181,7 +181,10 @@ describe("objects without an id field", () => {
     const json = await runCli(["--project", project, "--json", "objects", "add", "-"], { input: notes });
     expect(JSON.parse(json.stderr).warnings[0].code).toBe("IDS_GENERATED");
     expect(await cliJson(project, ["objects", "add", "-", "--generate-ids"], { input: products })).toMatchObject({ count: 30 });
-    expect((await cliJson(project, ["objects", "list", "--limit", "1000"])).objects).toHaveLength(34);
+    // some objects with an id, some without: no guess (--id-field sku would refuse the ones with an id)
+    const mixed = await runCli(["--project", project, "--json", "objects", "add", "-"], { input: '{"id":"x","t":"a"}\n{"sku":"s2"}\n{"sku":"s3"}\n' });
+    expect([mixed.exitCode, JSON.parse(mixed.stderr).warnings[0].code]).toEqual([0, "IDS_GENERATED"]);
+    expect((await cliJson(project, ["objects", "list", "--limit", "1000"])).objects).toHaveLength(37);
   });
 });
 
@@ -196,7 +199,7 @@ describe("deleting many objects", () => {
     const missing = await runCli(["--project", project, "--json", "objects", "delete", "g5", "nope", "g6"]);
     expect(missing.exitCode).toBe(3);
     expect(JSON.parse(missing.stderr).errors[0].message).toBe('1 of the 3 ids are not stored: "nope"; nothing was deleted');
-    const piped = await runCli(["--project", project, "objects", "delete", "-"], { input: "g5\r\ng6\n\n  \n" });
+    const piped = await runCli(["--project", project, "objects", "delete", "-"], { input: "\ufeffg5\r\ng6\n\n  \n" }); // (a byte order mark is no part of an id)
     expect([piped.exitCode, piped.stdout]).toEqual([0, "Deleted 2 objects.\n"]);
     expect((await cliJson(project, ["objects", "list"])).objects).toHaveLength(15);
 
@@ -213,6 +216,15 @@ describe("deleting many objects", () => {
     expect(bad.exitCode).toBe(4);
   });
 
+  it("reads ids on stdin whole, whatever the characters and however the pipe cuts them", async () => {
+    const project = tempProject();
+    const ids = Array.from({ length: 6000 }, (_, i) => `日本é${String(i).padStart(5, "0")}`); // about 90 KB: more than one pipe read
+    await cliJson(project, ["objects", "add", "-"], { input: ids.map((id) => JSON.stringify({ id, title: "x" })).join("\n") });
+    const deleted = await runCli(["--project", project, "--json", "objects", "delete", "-"], { input: ids.join("\n") });
+    expect(deleted.exitCode, deleted.stderr.slice(0, 500)).toBe(0);
+    expect(JSON.parse(deleted.stdout).count).toBe(6000);
+  });
+
   it("over HTTP: DELETE /v1/objects with ids or a filter, all or none", async () => {
     const project = tempProject();
     await cliJson(project, ["objects", "add", "-"], { input: goods });
@@ -224,7 +236,7 @@ describe("deleting many objects", () => {
       const missing = await remove({ ids: ["g3", "nope"] });
       expect([missing.status, missing.json.errors[0].code]).toEqual([404, "OBJECT_NOT_FOUND"]);
       expect((await remove({ filter: "category:sale", index: id })).json.count).toBe(5);
-      for (const body of [{}, { ids: ["g3"], filter: "category:new", index: id }, { filter: "category:new" }, { ids: "g3" }, { ids: [""] }, { id: "g3" }]) {
+      for (const body of [{}, [], ["g3"], null, { ids: [] }, { ids: ["g3"], filter: "category:new", index: id }, { filter: "category:new" }, { ids: "g3" }, { ids: [""] }, { id: "g3" }]) {
         const refused = await remove(body);
         expect(refused.status, JSON.stringify(body)).toBe(422);
       }
@@ -277,6 +289,9 @@ describe("lists in a pipe", () => {
     expect(objects.stdout.split("\n").slice(0, 2).map((line) => line.split("\t")[0])).toEqual(["id", long]);
     const wrong = await runCli(["--project", project, "--json", "index", "list", "--format", "jsonl"]);
     expect(wrong.exitCode).toBe(2);
+    for (const conflict of [["--format", "tsv", "--jsonl"], ["--format", "json", "--jsonl"], ["--format", "jsonl", "--json"]]) {
+      expect((await runCli(["--project", project, "search", id, "tidal", ...conflict])).exitCode, conflict.join(" ")).toBe(2);
+    }
     const unknown = await runCli(["--project", project, "index", "list", "--format", "xml"]);
     expect([unknown.exitCode, unknown.stderr]).toEqual([2, expect.stringContaining('expected table, tsv, json or jsonl, got "xml"')]);
   });

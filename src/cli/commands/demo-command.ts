@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Engine } from "../../engine/index.js";
-import { openEngine, type GlobalOptions } from "../options.js";
+import { openEngine, projectDir, type GlobalOptions } from "../options.js";
 import { note, printResult } from "../output.js";
 import { progressReporter } from "../progress.js";
 import { searchResponse } from "../render/json.js";
@@ -39,12 +39,12 @@ export async function demoCommand(queryWords: string[], options: GlobalOptions &
   const query = queryWords.length > 0 ? queryWords.join(" ") : DEMO_QUERY;
   // A project of its own is removed at the end (and on Ctrl+C), unless --keep; one named with --project is the user's.
   const temporary = options.project === undefined && !options.keep;
-  const dir = options.project ?? mkdtempSync(path.join(tmpdir(), "semsearch-demo-"));
+  const dir = options.project !== undefined ? projectDir(options) : mkdtempSync(path.join(tmpdir(), "semsearch-demo-"));
   const engine = openEngine(options, dir);
-  const interrupted = () => {
-    void removeDemoProject(engine, dir).finally(() => process.exit(130));
+  const interrupted = (signal: NodeJS.Signals) => {
+    void removeDemoProject(engine, dir).finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
   };
-  if (temporary) process.once("SIGINT", interrupted);
+  if (temporary) process.once("SIGINT", interrupted).once("SIGTERM", interrupted);
   try {
     note(options, `Project: ${engine.projectDir}${temporary ? " (removed at the end; --keep keeps it)" : ""}`);
     const added = await engine.addObjects([{ text: await readFile(SAMPLE_FILE, "utf8"), source: SAMPLE_FILE }]);
@@ -64,7 +64,7 @@ export async function demoCommand(queryWords: string[], options: GlobalOptions &
     if (temporary) note(options, `\nThe demo project was removed. Keep one to try more queries with: semsearch demo --keep`);
     else note(options, `\nTry: semsearch --project ${engine.projectDir} search ${id} "your question" --object-fields title`);
   } finally {
-    process.removeListener("SIGINT", interrupted);
+    process.removeListener("SIGINT", interrupted).removeListener("SIGTERM", interrupted);
     if (temporary) await removeDemoProject(engine, dir);
     else await engine.close();
   }

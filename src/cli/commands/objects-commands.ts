@@ -4,6 +4,7 @@ import { objectsInput, withEngine, type GlobalOptions } from "../options.js";
 import { withReader } from "../reader.js";
 import { listFormat, note, printResult } from "../output.js";
 import { confirmed } from "../prompts.js";
+import { printable } from "../render/style.js";
 import { addProgressReporter } from "../progress.js";
 import { waitForBuild, type WaitFlags } from "../wait.js";
 import { renderObjectTable } from "../render/table.js";
@@ -64,8 +65,10 @@ export interface ObjectsDeleteOptions extends GlobalOptions {
 /** Ids one per line (a trailing CR dropped, blank lines skipped), from standard input. */
 async function idsFromStdin(): Promise<string[]> {
   if (process.stdin.isTTY) throw new UsageError("NO_INPUT", "Reading ids from standard input, but it is a terminal: pipe them in, one per line");
-  let text = "";
-  for await (const chunk of process.stdin) text += String(chunk);
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  // (decoded once: a character split between two chunks would otherwise become U+FFFD; a byte order mark is not part of an id)
+  const text = Buffer.concat(chunks).toString("utf8").replace(/^\ufeff/, "");
   return text.split("\n").map((line) => line.replace(/\r$/, "")).filter((line) => line.trim() !== "");
 }
 
@@ -92,7 +95,7 @@ export async function objectsDelete(ids: string[], options: ObjectsDeleteOptions
         if (options.json || !process.stdin.isTTY || !process.stderr.isTTY) {
           throw new UsageError("CONFIRMATION_NEEDED", `The filter matches ${targets.length} object${targets.length === 1 ? "" : "s"}: add --yes to delete ${targets.length === 1 ? "it" : "them"} (there is no terminal to ask in)`);
         }
-        const sample = targets.slice(0, 5).join(", ") + (targets.length > 5 ? ", …" : "");
+        const sample = printable(targets.slice(0, 5).join(", ") + (targets.length > 5 ? ", …" : ""));
         if ((await confirmed(`Delete ${targets.length} object${targets.length === 1 ? "" : "s"} (${sample})?`)) !== true) {
           note(options, "Nothing deleted.");
           return;
@@ -103,7 +106,7 @@ export async function objectsDelete(ids: string[], options: ObjectsDeleteOptions
       // (one id: the shape it always had)
       const [id] = ids as [string];
       await engine.deleteObject(id);
-      printResult(options, { deleted: id }, () => `Deleted object ${id}.\n`);
+      printResult(options, { deleted: id }, () => `Deleted object ${printable(id)}.\n`);
       return;
     }
     const deleted = await engine.deleteObjects(targets);

@@ -1,5 +1,5 @@
 /** `semsearch project copy <from> <to>`: a whole project, between local directories and buckets. */
-import { Engine, projectAddress, type CopyProgress } from "../../engine/index.js";
+import { Engine, isBucketAddress, namedProjectDir, projectAddress, type CopyProgress } from "../../engine/index.js";
 import type { GlobalOptions } from "../options.js";
 import { printResult, warn } from "../output.js";
 import { formatBytes } from "../progress.js";
@@ -21,7 +21,9 @@ function copyProgress(json: boolean | undefined): { update(progress: CopyProgres
 }
 
 export async function projectCopy(from: string, to: string, options: GlobalOptions): Promise<void> {
-  const engine = new Engine({ projectDir: projectAddress(from), onWarning: (warning) => warn(options, warning), oneShot: true });
+  // (the source as --project reads it: a folder holding .semsearch means that project)
+  const source = projectAddress(from);
+  const engine = new Engine({ projectDir: isBucketAddress(source) ? source : namedProjectDir(source), onWarning: (warning) => warn(options, warning), oneShot: true });
   const target = projectAddress(to);
   const progress = copyProgress(options.json);
   try {

@@ -1,6 +1,6 @@
 /** Showing a highlight in a table cell: query words emphasised, cut to fit around the first match. */
 import { displayReference, type SearchHit } from "../../engine/index.js";
-import { chalk } from "./style.js";
+import { chalk, printable } from "./style.js";
 
 /** Lower-case query words of 3 letters or more, as stems of at most 5 letters (so "cells" finds "cell"). */
 export function queryStems(query: string): string[] {
@@ -31,7 +31,7 @@ export function wordEnd(text: string, start: number, end: number, width: number)
 }
 
 export function renderHighlight(text: string, query: string, width: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
+  const flat = printable(text.replace(/\s+/g, " ").trim()); // (a stored value must not drive the terminal)
   const spans = matchSpans(flat, queryStems(query));
   let start = 0;
   const first = spans[0];

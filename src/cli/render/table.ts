@@ -2,7 +2,7 @@
 import Table from "cli-table3";
 import type { IndexInfo, KeyInfo, SearchPage, StoredObject } from "../../engine/index.js";
 import { highlightLabel, renderHighlight, wordEnd } from "./highlight.js";
-import { chalk } from "./style.js";
+import { chalk, printable } from "./style.js";
 import { tsv } from "./tsv.js";
 
 /** How lists print for people: boxed tables at a terminal, tab-separated values in a pipe (--format). */
@@ -16,7 +16,8 @@ export function terminalWidth(): number {
 
 /** Collapses white space and cuts to `max` characters with an ellipsis. */
 export function snippet(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
+  // (control characters shown as escapes: a stored value must not drive the terminal)
+  const flat = printable(text.replace(/\s+/g, " ").trim());
   if (flat.length <= max) return flat;
   return flat.slice(0, wordEnd(flat, 0, Math.max(1, max - 1), max)).trimEnd() + "…";
 }
@@ -189,7 +190,7 @@ export function renderObjectTable(objects: StoredObject[], format: ListFormat = 
   const width = terminalWidth();
   const idWidth = Math.min(38, Math.max(4, ...objects.map((o) => o.id.length)) + 2);
   const table = newTable(["id", "updated", "object"], [idWidth, 26, Math.max(20, width - idWidth - 26 - 4)]);
-  for (const object of objects) table.push([object.id, object.updated_at, cell(object.object, Math.max(18, width - idWidth - 34))]);
+  for (const object of objects) table.push([printable(object.id), object.updated_at, cell(object.object, Math.max(18, width - idWidth - 34))]);
   return table.toString() + "\n";
 }
 

@@ -111,7 +111,8 @@ export async function addObjects(
       throw new ValidationError("INVALID_INPUT", `The body holds ${read} objects: it must be exactly one object, stored under the id "${options.id}"`);
     }
     if (generated.length > 0 && options.id === undefined && !options.generateIds) {
-      const likely = guess.best();
+      // (only when no object has an id: a mixed input would be refused again under the field named)
+      const likely = generated.length === read ? guess.best() : null;
       if (likely !== null) throw idFieldGuessed(likely, generated.length, firstWithout as string);
       ctx.warn({ code: "IDS_GENERATED", message: `${generated.length} object${generated.length === 1 ? " has" : "s have"} no "id" field (the first at ${firstWithout}): ${generated.length === 1 ? "it was given a random id" : "they were given random ids"}. Name the field that holds ids with --id-field, or pass --generate-ids to say this is meant.` });
     }

@@ -9,9 +9,14 @@ import { FIELD_SAMPLE } from "../indexes.js";
 import type { StoreReads } from "../store/reads.js";
 import type { JsonObject } from "../types.js";
 
-async function sampledFields(store: StoreReads): Promise<Map<string, number>> {
+/** The fields of sampled stored objects: every path (a filter can name nested ones), or the top-level keys (what object fields pick). */
+async function sampledFields(store: StoreReads, topLevel = false): Promise<Map<string, number>> {
   const found = new Map<string, number>();
-  for (const row of await store.sampleObjects(FIELD_SAMPLE)) fieldPaths(JSON.parse(row.body) as JsonObject, found);
+  for (const row of await store.sampleObjects(FIELD_SAMPLE)) {
+    const object = JSON.parse(row.body) as JsonObject;
+    if (topLevel) for (const key of Object.keys(object)) found.set(key, (found.get(key) ?? 0) + 1);
+    else fieldPaths(object, found);
+  }
   return found;
 }
 
@@ -27,11 +32,11 @@ export async function filterFieldWarning(store: StoreReads, empty: readonly stri
 export async function objectFieldWarning(store: StoreReads, requested: readonly string[], objects: readonly JsonObject[]): Promise<Warning | null> {
   const named = requested.filter((field) => field !== "id" && field !== "*");
   if (named.length === 0 || objects.length === 0) return null;
-  const onPage = new Map<string, number>();
-  for (const object of objects) fieldPaths(object, onPage);
+  // (object fields are top-level keys: `a.b` names a key with a dot, not a nested field)
+  const onPage = new Set(objects.flatMap((object) => Object.keys(object)));
   const notOnPage = named.filter((field) => !onPage.has(field));
   if (notOnPage.length === 0) return null;
-  const missing = absentFields(notOnPage, await sampledFields(store));
+  const missing = absentFields(notOnPage, await sampledFields(store, true));
   if (missing.length === 0) return null;
   const s = missing.length === 1 ? "" : "s";
   return { code: "FIELD_NOT_FOUND", message: `No stored object has the field${s} ${describeMissing(missing)} named in the object fields: ${missing.length === 1 ? "it shows" : "they show"} nothing.` };

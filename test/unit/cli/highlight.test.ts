@@ -52,3 +52,11 @@ describe("cut snippets", () => {
     expect(inner.split(" ").every((word) => "Lightweight shoes with a grippy sole for muddy forest trails and the long wet winter nights".split(" ").includes(word))).toBe(true);
   });
 });
+
+describe("stored text in a terminal", () => {
+  it("shows control characters as escapes, in cells and highlights: a stored value cannot drive the terminal", async () => {
+    const { snippet } = await import("../../../src/cli/render/table.js");
+    expect(snippet("evil\u001b[2J\u001b]0;PWNED\u0007", 60)).toBe("evil\\u{1b}[2J\\u{1b}]0;PWNED\\u{7}");
+    expect(stripVTControlCharacters(renderHighlight("apple \u001b[8mhidden", "apple", 60))).toBe("apple \\u{1b}[8mhidden");
+  });
+});
