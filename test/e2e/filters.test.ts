@@ -147,7 +147,10 @@ describe("field rules", () => {
     expect(ids(await all(plain, "category:kitchen"))).toEqual(expected((p) => p.category === "kitchen"));
     expect(ids(await all(plain, "price:45"))).toEqual(["p10"]); // compared as the text "45"
     expect(ids(await all(plain, "in_stock:true AND rating:5"))).toEqual(expected((p) => p.in_stock && p.rating === 5));
-    expect(ids(await all(plain, "colour:red"))).toEqual([]); // filterable, but no object has it
+    // filterable, but no object has it: no results, and a warning naming the field
+    const none = await runCli(["--project", project, "--json", "search", plain, "things to buy", "--filter", "colour:red"]);
+    expect(JSON.parse(none.stdout).results).toEqual([]);
+    expect(JSON.parse(none.stderr).warnings[0].code).toBe("FILTER_FIELD_EMPTY");
   });
 });
 

@@ -137,6 +137,7 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
     mode: options.mode,
     filter,
     snippets: mode === "table" || mode === "interactive",
+    fieldWarnings: true, // (said on stderr; a server's HTTP answers carry none)
   };
   const write = (text: string) => process.stdout.write(text);
   // A search of an index that is still building says so once, however many pages it prints.

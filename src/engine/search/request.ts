@@ -27,6 +27,8 @@ export interface SearchParams {
   filter?: string;
   /** false: leave each hit's searchable `text` empty (it is only for snippets; default true). */
   snippets?: boolean;
+  /** true: say in the page's `warnings` when the filter or the object fields name a field no object has (for a person; costs a count or a sample). */
+  fieldWarnings?: boolean;
 }
 
 export const SEARCH_MODES = ["hybrid", "lexical", "vector"] as const;

@@ -101,7 +101,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const warnings: Warning[] = [];
   const withWarnings = (page: SearchPage): SearchPage => (warnings.length > 0 ? { ...page, warnings } : page);
   const filtered = where === undefined ? undefined : await store.countRows(table, where);
-  if (filtered === 0 && request.filter && resolver) {
+  if (filtered === 0 && request.filter && resolver && params.fieldWarnings === true) {
     // Nothing matched: a field of the filter that no indexed object has (a misspelt one) is why; say
     // so, with the closest field the objects have.
     const valueless = async (path: string) => {
@@ -181,7 +181,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   // Highlighted objects outside the regular ranking make the list longer than its total: then a minimum.
   const first = available > regular.count ? { ...estimate, exact: false } : estimate;
   const total = pageTotal(first, request.offset, request.limit, available, whole);
-  if (request.objectFields) {
+  if (request.objectFields && params.fieldWarnings === true) {
     const unknown = await objectFieldWarning(store, request.objectFields, shown);
     if (unknown) warnings.push(unknown);
   }
