@@ -56,7 +56,8 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date, 
   };
   const store = await ctx.store();
   // Read first: a store that cannot be read (a damaged object table) fails the create before it writes.
-  const sample = (await store.sampleObjects(FIELD_SAMPLE)).map((row) => JSON.parse(row.body) as JsonObject);
+  // (both checks look at the fields the configuration names: without any, nothing is read)
+  const sample = namedFields(configuration).length === 0 ? [] : (await store.sampleObjects(FIELD_SAMPLE)).map((row) => JSON.parse(row.body) as JsonObject);
   const missing = await missingFieldsWarning(ctx, configuration, sample);
   const lists = listFieldsMessage(configuration, sample);
   await ctx.locked(async () => {
