@@ -102,7 +102,7 @@ export async function objectsDelete(ids: string[], options: ObjectsDeleteOptions
         }
       }
     }
-    if (ids.length === 1 && !fromStdin && options.filter === undefined) {
+    if (ids.length === 1 && ids[0] !== "" && !fromStdin && options.filter === undefined) {
       // (one id: the shape it always had)
       const [id] = ids as [string];
       await engine.deleteObject(id);

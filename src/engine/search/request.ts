@@ -106,7 +106,8 @@ export function projectObject(id: string, object: Record<string, unknown>, field
   if (fields === null) return object;
   const out: Record<string, unknown> = {};
   for (const field of fields) {
-    if (field === "id" && !Object.hasOwn(object, "id")) out.id = id;
+    // (an `"id": null` is no id, as adds read it: the object's generated id stands in for it)
+    if (field === "id" && (!Object.hasOwn(object, "id") || object.id === null)) out.id = id;
     else if (Object.hasOwn(object, field)) setOwn(out, field, object[field]);
   }
   return out;

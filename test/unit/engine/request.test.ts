@@ -72,6 +72,9 @@ describe("projectObject", () => {
   it("gives the object id for `id` even when the object has no id field", () => {
     expect(projectObject("gen-1", { title: "T" }, ["id"])).toEqual({ id: "gen-1" });
   });
+  it("gives the object id for an `id` of null, which an add reads as no id", () => {
+    expect(projectObject("gen-2", { id: null, title: "T" }, ["id", "title"])).toEqual({ id: "gen-2", title: "T" });
+  });
   it("gives an object's own id field as it is stored", () => {
     expect(projectObject("5", { id: 5, title: "T" }, ["id"])).toEqual({ id: 5 });
   });
