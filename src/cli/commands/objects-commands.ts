@@ -102,14 +102,12 @@ export async function objectsDelete(ids: string[], options: ObjectsDeleteOptions
         }
       }
     }
-    if (ids.length === 1 && ids[0] !== "" && !fromStdin && options.filter === undefined) {
+    const deleted = await engine.deleteObjects(targets);
+    if (ids.length === 1 && !fromStdin) {
       // (one id: the shape it always had)
-      const [id] = ids as [string];
-      await engine.deleteObject(id);
-      printResult(options, { deleted: id }, () => `Deleted object ${printable(id)}.\n`);
+      printResult(options, { deleted: deleted[0] }, () => `Deleted object ${printable(deleted[0] as string)}.\n`);
       return;
     }
-    const deleted = await engine.deleteObjects(targets);
     printResult(options, { count: deleted.length, deleted }, () => `Deleted ${deleted.length} object${deleted.length === 1 ? "" : "s"}.\n`);
   });
 }

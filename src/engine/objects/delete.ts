@@ -21,7 +21,7 @@ import { buildingState } from "../status.js";
 export const MAX_DELETE_IDS = 1_000_000;
 
 /** Removes `ids` (stored, distinct) from the store and every index, in one locked, journaled step. */
-export async function deleteStored(ctx: EngineContext, ids: readonly string[]): Promise<void> {
+async function deleteStored(ctx: EngineContext, ids: readonly string[]): Promise<void> {
   const store = await ctx.store();
   await ctx.locked(async () => {
     await ctx.project.beginDelete(currentOwner(), [...ids]);
@@ -44,15 +44,13 @@ export async function deleteObjects(ctx: EngineContext, ids: readonly string[]):
   const distinct = [...new Set(ids)];
   if (distinct.length === 0) throw new ValidationError("NO_IDS", "No object ids to delete: give ids as arguments, one per line on standard input (-), or --filter");
   if (distinct.length > MAX_DELETE_IDS) throw new ValidationError("TOO_MANY_IDS", `${distinct.length} ids: one delete takes at most ${MAX_DELETE_IDS.toLocaleString("en-US")}; split them`);
-  for (const id of distinct) {
-    if (id === "" || id.includes("\u0000")) throw new ValidationError("INVALID_ID", `The object id ${JSON.stringify(id.slice(0, 200))} cannot be stored: ids are non-empty and hold no NUL`);
-  }
-  const stored = (await ctx.project.exists()) ? await (await ctx.store()).getObjects(distinct) : new Map();
+  // (an id no object can have, empty or holding NUL, is not stored; SQL literals cannot carry a NUL)
+  const queried = distinct.filter((id) => id !== "" && !id.includes("\u0000"));
+  const stored = (await ctx.project.exists()) && queried.length > 0 ? await (await ctx.store()).getObjects(queried) : new Map();
   const missing = distinct.filter((id) => !stored.has(id));
   if (missing.length > 0) {
     const named = missing.slice(0, 5).map((id) => JSON.stringify(id.slice(0, 200))).join(", ");
-    const which = distinct.length === 1 ? `Object ${named} not found` : `${missing.length} of the ${distinct.length} ids are not stored: ${named}${missing.length > 5 ? ", …" : ""}`;
-    throw new NotFoundError("OBJECT_NOT_FOUND", `${which}; nothing was deleted`);
+    throw new NotFoundError("OBJECT_NOT_FOUND", distinct.length === 1 ? `Object ${named} not found` : `${missing.length} of the ${distinct.length} ids are not stored: ${named}${missing.length > 5 ? ", …" : ""}; nothing was deleted`);
   }
   await deleteStored(ctx, distinct);
   return distinct;

@@ -14,7 +14,7 @@ import { objectIndexStatus } from "../status.js";
 import type { ObjectRow } from "../store/lance-store.js";
 import type { JsonObject, ObjectInfo, StoredObject } from "../types.js";
 import { readObjects, replayable, type ObjectsInput, type ReplayableInput } from "./input.js";
-import { deleteStored } from "./delete.js";
+import { deleteObjects } from "./delete.js";
 import { IdFieldGuess } from "./id-guess.js";
 import { objectId } from "./parse.js";
 
@@ -257,8 +257,7 @@ export async function listObjects(ctx: EngineContext, offset: number, limit: num
   return (await (await ctx.store()).listObjects(offset, limit)).map(toStored);
 }
 
-/** Deletes an object from the store and from every index (deleteStored). */
+/** Deletes an object from the store and from every index (delete.ts). */
 export async function deleteObject(ctx: EngineContext, id: string): Promise<void> {
-  await findObjectRow(ctx, id);
-  await deleteStored(ctx, [id]);
+  await deleteObjects(ctx, [id]);
 }
