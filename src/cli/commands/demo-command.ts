@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Engine } from "../../engine/index.js";
+import { processAlive, type Engine } from "../../engine/index.js";
 import { openEngine, projectDir, type GlobalOptions } from "../options.js";
 import { note, printResult } from "../output.js";
 import { progressReporter } from "../progress.js";
@@ -14,23 +14,13 @@ import { renderSearchTable } from "../render/table.js";
 export const SAMPLE_FILE = fileURLToPath(new URL("../../../fixtures/sample/articles.jsonl", import.meta.url));
 export const DEMO_QUERY = "how do plants make energy from sunlight";
 
-/** Whether process `pid` is still there. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** Stops the demo project's background worker (it may still be tidying the index), then removes the project. */
 async function removeDemoProject(engine: Engine, dir: string): Promise<void> {
   const { pid } = await engine.workerStatus().catch(() => ({ pid: null }));
   await engine.close();
-  if (pid !== null && alive(pid)) {
+  if (pid !== null && processAlive(pid)) {
     process.kill(pid, "SIGKILL"); // (a throwaway project: nothing of it is kept)
-    for (let waited = 0; alive(pid) && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let waited = 0; processAlive(pid) && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
   }
   rmSync(dir, { recursive: true, force: true });
 }

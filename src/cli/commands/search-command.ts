@@ -140,6 +140,8 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
     fieldWarnings: true, // (said on stderr; a server's HTTP answers carry none)
   };
   const write = (text: string) => process.stdout.write(text);
+  // (the object fields a table shows: those asked for, or with '*' the page's own)
+  const columnsOf = (page: SearchPage) => (options.objectFields === "*" ? starFields(page) : extra);
   // A search of an index that is still building says so once, however many pages it prints.
   let warned = false;
   const said = new Set<string>();
@@ -163,7 +165,7 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
         noteBuilding(page);
         if (mode === "jsonl") for (const hit of page.hits) write(`${JSON.stringify(searchResult(hit))}\n`);
         else if (mode === "json") write(formatJson(searchResponse(page), process.stdout.isTTY === true));
-        else write(renderSearchTable(page, offset ?? 0, options.objectFields === "*" ? starFields(page) : extra, query, undefined, listFormat(options)));
+        else write(renderSearchTable(page, offset ?? 0, columnsOf(page), query, undefined, listFormat(options)));
       } else if (mode === "jsonl") {
         // streamed: each page's results as soon as it arrives
         await followPages(searcher, indexId, params, (page) => {
@@ -177,7 +179,7 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
           hits.push(...page.hits);
         });
         const whole: SearchPage = { hits, pagination: { pages: hits.length > 0 ? 1 : 0, page: 1, statistics: last.pagination.statistics } };
-        write(mode === "json" ? formatJson(searchResponse(whole), process.stdout.isTTY === true) : renderSearchTable(whole, offset ?? 0, options.objectFields === "*" ? starFields(whole) : extra, query, undefined, listFormat(options)));
+        write(mode === "json" ? formatJson(searchResponse(whole), process.stdout.isTTY === true) : renderSearchTable(whole, offset ?? 0, columnsOf(whole), query, undefined, listFormat(options)));
       }
     } catch (error) {
       throw withCaret(error, filter);

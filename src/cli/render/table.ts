@@ -86,8 +86,9 @@ export function searchColumns(width: number, widest: { rank: number; id: number;
  * `searchColumns`).
  */
 export function renderSearchTable(page: SearchPage, offset: number, extraFields: string[], query: string, width = terminalWidth(), format: ListFormat = "table"): string {
+  const valueOf = (hit: SearchPage["hits"][number], field: string) => (Object.hasOwn(hit.object, field) ? hit.object[field] : undefined);
   if (format === "tsv") {
-    const rows = page.hits.map((hit, i) => [offset + i + 1, hit.id, hit.score.toFixed(3), highlightLabel(hit), ...extraFields.map((field) => (Object.hasOwn(hit.object, field) ? hit.object[field] : undefined))]);
+    const rows = page.hits.map((hit, i) => [offset + i + 1, hit.id, hit.score.toFixed(3), highlightLabel(hit), ...extraFields.map((field) => valueOf(hit, field))]);
     const label = page.hits.some((hit) => hit.highlights !== undefined) ? "highlight" : page.hits.some((hit) => hit.image !== undefined) ? "image" : "text";
     return tsv(["rank", "id", "score", label, ...extraFields], rows);
   }
@@ -96,7 +97,6 @@ export function renderSearchTable(page: SearchPage, offset: number, extraFields:
   const widest = { rank: String(offset + page.hits.length).length, id: Math.max(0, ...page.hits.map((hit) => hit.id.length)), score: Math.max(0, ...scores.map((s) => s.length)) };
   const columns = searchColumns(width, widest, extraFields.length);
   const fields = extraFields.slice(0, columns.fields);
-  const valueOf = (hit: SearchPage["hits"][number], field: string) => (Object.hasOwn(hit.object, field) ? hit.object[field] : undefined);
   // Each field as wide as its content needs, within the fields' share (and what the text can spare
   // above 40 characters); what the fields leave goes to the text.
   const needed = fields.map((field) => Math.min(40, Math.max(field.length, ...page.hits.map((hit) => cell(valueOf(hit, field), 1000).length)) + 2));
