@@ -4,7 +4,8 @@
  * likely a typo. Pure.
  */
 import type { IndexConfiguration } from "./config.js";
-import { isPlainObject, ownValue, valueAt } from "./fields.js";
+import { isPlainObject, valueAt } from "./fields.js";
+import { namedFilterFields } from "./filter-fields.js";
 import type { JsonObject } from "./types.js";
 
 /** Every field path of an object (`a`, `a.b`; through lists), at every depth (objects nest at most 100 levels). */
@@ -109,10 +110,9 @@ export function missingFieldsMessage(config: IndexConfiguration, found: Readonly
  * a filter compares one value, so it never matches an object whose field is a list. Null when none do.
  */
 export function listFieldsMessage(config: IndexConfiguration, objects: readonly JsonObject[]): string | null {
-  const fields = config.fields ?? {};
-  const paths = [...new Set([...(fields.filterable?.allow ?? []), ...Object.keys(fields.types ?? {})])];
-  const found = paths.flatMap((path) => {
-    const lists = objects.filter((object) => Array.isArray(path.includes(".") ? valueAt(object, path) : ownValue(object, path)));
+  // (the fields filters read, read as the worker reads their values)
+  const found = namedFilterFields(config).flatMap(({ path }) => {
+    const lists = objects.filter((object) => Array.isArray(valueAt(object, path)));
     return lists.length > 0 ? [`"${path}" (a list in ${lists.length.toLocaleString("en-US")} of ${objects.length.toLocaleString("en-US")} sampled objects)`] : [];
   });
   if (found.length === 0) return null;
