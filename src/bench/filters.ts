@@ -1,7 +1,7 @@
 /**
  * `npm run bench:filters`: what filters cost. Generated products with typed fields (category,
- * price, rating, in_stock, released) are indexed once (the project is cached under
- * .cache/bench/filters-<n>/, git-ignored), then the same queries run unfiltered and with filters
+ * price, rating, in_stock, released, and the lists tags and sizes) are indexed once (the project is
+ * cached under .cache/bench/filters-lists-<n>/, git-ignored), then the same queries run unfiltered and with filters
  * of different selectivity; reports warm latency p50/p95 and the total each filter leaves.
  *
  *   npm run bench:filters -- [--objects 100000] [--queries 50] [--json]
@@ -44,6 +44,9 @@ function products(n: number): string {
         rating: 1 + Math.floor(random() * 5),
         in_stock: random() < 0.7,
         released: new Date(start + Math.floor(random() * span)).toISOString(),
+        // 1–3 of 40 tags, and 1–4 sizes from 30 to 49: lists filtered by element
+        tags: Array.from({ length: 1 + Math.floor(random() * 3) }, () => `tag-${String(Math.floor(random() * 40)).padStart(2, "0")}`),
+        sizes: Array.from({ length: 1 + Math.floor(random() * 4) }, () => 30 + Math.floor(random() * 20)),
       }),
     );
   }
@@ -55,8 +58,8 @@ const CONFIG = {
     index_type: { name: "text" },
     fields: {
       searchable: { allow: ["title"] },
-      filterable: { allow: ["category", "price", "rating", "in_stock", "released"] },
-      types: { price: "float", rating: "int", in_stock: "bool", released: "datetime" },
+      filterable: { allow: ["category", "price", "rating", "in_stock", "released", "tags", "sizes"] },
+      types: { price: "float", rating: "int", in_stock: "bool", released: "datetime", sizes: "int" },
     },
   },
 };
@@ -68,10 +71,16 @@ const FILTERS: { name: string; filter?: string }[] = [
   { name: "medium (≈14%)", filter: "rating:>=4 AND released:[2021-06-01 TO *]" },
   { name: "broad (≈70%)", filter: "in_stock:true" },
   { name: "broad NOT (≈95%)", filter: 'NOT category:"cat-07"' },
+  { name: "list: one tag (≈5%)", filter: 'tags:"tag-07"' },
+  { name: "list: two tags OR-ed (≈10%)", filter: 'tags:"tag-07" OR tags:"tag-21"' },
+  { name: "list: NOT a tag (≈95%)", filter: 'NOT tags:"tag-07"' },
+  { name: "list: a few sizes (≈35%)", filter: "sizes:[40 TO 42]" },
+  { name: "list: a wide range, sorted (≈75%)", filter: "sizes:[-1000 TO 39]" },
+  { name: "list: sizes above (≈40%)", filter: "sizes:>45" },
 ];
 
 async function project(): Promise<{ engine: Engine; id: string; ingestSeconds: number | null }> {
-  const dir = path.resolve(".cache", "bench", `filters-${count}`);
+  const dir = path.resolve(".cache", "bench", `filters-lists-${count}`);
   const marker = path.join(dir, "index-id");
   mkdirSync(dir, { recursive: true });
   const engine = new Engine({ projectDir: path.join(dir, "project") });

@@ -4,7 +4,7 @@
  * likely a typo. Pure.
  */
 import type { IndexConfiguration } from "./config.js";
-import { isPlainObject, valueAt } from "./fields.js";
+import { isPlainObject, isScalar, valueAt } from "./fields.js";
 import { namedFilterFields } from "./filter-fields.js";
 import type { JsonObject } from "./types.js";
 
@@ -106,15 +106,22 @@ export function missingFieldsMessage(config: IndexConfiguration, found: Readonly
 }
 
 /**
- * The warning for filterable fields that hold lists in sampled objects (`"tags": ["sale", "new"]`):
- * a filter compares one value, so it never matches an object whose field is a list. Null when none do.
+ * The warning for filterable fields that hold lists of objects or of lists in sampled objects
+ * (`"variants": [{"size": "M"}]`): a filter matches the elements of lists of text, numbers and
+ * booleans, and never an object whose list holds anything else. Null when no such list is found.
  */
 export function listFieldsMessage(config: IndexConfiguration, objects: readonly JsonObject[]): string | null {
   // (the fields filters read, read as the worker reads their values)
-  const found = namedFilterFields(config).flatMap(({ path }) => {
-    const lists = objects.filter((object) => Array.isArray(valueAt(object, path)));
-    return lists.length > 0 ? [`"${path}" (a list in ${lists.length.toLocaleString("en-US")} of ${objects.length.toLocaleString("en-US")} sampled objects)`] : [];
+  const found = namedFilterFields(config).flatMap(({ path, declared }) => {
+    const lists = objects.filter((object) => {
+      const value = valueAt(object, path);
+      return Array.isArray(value) && value.some((element) => element !== null && !isScalar(element));
+    });
+    if (lists.length === 0) return [];
+    const counts = `in ${lists.length.toLocaleString("en-US")} of ${objects.length.toLocaleString("en-US")} sampled objects`;
+    return [`"${path}" (${counts}${declared ? "; its declared type puts those objects in the ERROR state" : ""})`];
   });
   if (found.length === 0) return null;
-  return `Filterable field${found.length === 1 ? "" : "s"} ${found.join(", ")} hold${found.length === 1 ? "s" : ""} lists: a filter compares one value, so it never matches an object whose field is a list (filtering on list elements is not supported yet).`;
+  const one = found.length === 1;
+  return `Filterable field${one ? "" : "s"} ${found.join(", ")} hold${one ? "s" : ""} lists of objects or lists: a filter matches the elements of lists of text, numbers and booleans, so it never matches ${one ? "such an object" : "such objects"} (nor does a path into the elements). Store the values to filter on as a list of text or numbers, or leave ${one ? "the field" : "the fields"} out of filterable.`;
 }

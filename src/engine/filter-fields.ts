@@ -3,7 +3,11 @@
  *
  * Each filterable field is a nullable column of the index table (and of its highlight segments
  * table) named `f_<hex of the path's UTF-8 bytes>`: the name is derived from the path, never
- * spelled by it, so any field name is safe as a column and nothing maps names to columns.
+ * spelled by it, so any field name is safe as a column and nothing maps names to columns. A field
+ * that holds a list of scalars in some object gets a second, list-typed column `l_<hex>` for those
+ * objects' elements: a filter matches an object when its scalar, or any element of its list, does.
+ * Fields that hold scalars in some objects and lists in others (`"tags": "sale"`, `["sale", "new"]`)
+ * need no schema change when the first list arrives, and scalar columns keep their indexes.
  *
  * Which fields get a column:
  * - every field named in `filterable.allow` or in `types` (nested paths included);
@@ -19,16 +23,42 @@ import type { JsonObject } from "./types.js";
 /** Columns a index discovers on its own (named fields are always kept). */
 export const MAX_FILTER_COLUMNS = 256;
 
-const COLUMN = /^f_(?:[0-9a-f]{2})+$/;
+const COLUMN = /^[fl]_(?:[0-9a-f]{2})+$/;
 
+/** The column of a field's scalar values. */
 export function filterColumn(path: string): string {
   return `f_${Buffer.from(path, "utf8").toString("hex")}`;
 }
 
-/** The field path of a filter column name, or null for any other column. */
+/** The column of a field's lists: each object's list elements, read as the field's type. */
+export function listColumn(path: string): string {
+  return `l_${Buffer.from(path, "utf8").toString("hex")}`;
+}
+
+/** The field path of a filter column name (scalar or list), or null for any other column. */
 export function filterColumnPath(column: string): string | null {
   return COLUMN.test(column) ? Buffer.from(column.slice(2), "hex").toString("utf8") : null;
 }
+
+/** Whether a filter column holds lists. */
+export function isListColumn(column: string): boolean {
+  return column.startsWith("l_");
+}
+
+/** The storage type of a filter column of an index, or null for a column that is not one. */
+export function columnStorage(config: IndexConfiguration, column: string): FilterColumnType | null {
+  const path = filterColumnPath(column);
+  if (path === null) return null;
+  const type = storageType(fieldType(config, path));
+  return isListColumn(column) ? `${type}[]` : type;
+}
+
+/**
+ * Storage types of filter columns: text, numbers, and lists of either. Booleans are stored as 1/0
+ * doubles: apache-arrow 18 writes an all-null boolean column with no validity bitmap, which
+ * LanceDB rejects.
+ */
+export type FilterColumnType = "string" | "double" | "string[]" | "double[]";
 
 export interface FilterField {
   path: string;
@@ -58,16 +88,18 @@ export function discoversFilterFields(config: IndexConfiguration): boolean {
 }
 
 export interface FilterValues {
-  /** path → value read as the field's type; null when the object has no usable value */
-  values: Map<string, FieldValue | null>;
+  /** path → value (or a list's distinct elements) read as the field's type; null when the object has no usable value */
+  values: Map<string, FieldValue | FieldValue[] | null>;
   /** one message per declared field whose value cannot be read as its type */
   errors: string[];
 }
 
 /**
  * The filter values of one object: named fields, plus (when the index discovers fields) every
- * admitted top-level scalar field. `id` is the object's id. Lists and nested objects have no
- * value unless the field's type is declared, where they are errors like any unreadable value.
+ * admitted top-level scalar field or list of scalars. `id` is the object's id. A list's value is
+ * its distinct elements, nulls left out (an empty list has no value). Nested objects, and lists
+ * holding objects or lists, have no value unless the field's type is declared, where they are
+ * errors like any unreadable value.
  */
 export function filterValues(
   object: JsonObject,
@@ -76,10 +108,11 @@ export function filterValues(
   named: readonly FilterField[],
   rules = new FieldRules(config),
 ): FilterValues {
-  const values = new Map<string, FieldValue | null>();
+  const values = new Map<string, FieldValue | FieldValue[] | null>();
   const errors: string[] = [];
   const read = (field: FilterField, value: unknown) => {
     if (value === undefined || value === null) return values.set(field.path, null);
+    if (Array.isArray(value)) return values.set(field.path, readList(field, value, errors));
     if (!field.declared && !isScalar(value)) return values.set(field.path, null);
     const reading = readFieldValue(field.type, value);
     if (reading.ok) return values.set(field.path, reading.value);
@@ -93,21 +126,41 @@ export function filterValues(
     for (const [key, value] of Object.entries(object)) {
       if (values.has(key) || !rules.admits("filterable", key)) continue;
       if (isScalar(value)) values.set(key, String(value));
+      else if (Array.isArray(value)) values.set(key, readList({ path: key, type: "string", declared: false }, value, errors));
     }
   }
   return { values, errors };
 }
 
+/** A list's distinct elements read as the field's type (null: no value), or an error in `errors` for a declared field. */
+function readList(field: FilterField, list: readonly unknown[], errors: string[]): FieldValue[] | null {
+  const out = new Set<FieldValue>();
+  for (const [at, element] of list.entries()) {
+    if (element === null) continue;
+    if (!isScalar(element)) {
+      if (field.declared) errors.push(`field "${field.path}": element ${at + 1} of the list is ${Array.isArray(element) ? "a list" : "an object"}: list elements are filtered on when they are text, numbers or booleans`);
+      return null;
+    }
+    const reading = readFieldValue(field.type, element);
+    if (!reading.ok) {
+      if (field.declared) errors.push(`field "${field.path}": element ${at + 1} of the list: ${reading.message}`);
+      return null;
+    }
+    out.add(reading.value);
+  }
+  return out.size > 0 ? [...out] : null;
+}
+
 /** The stored filter values of one object, by column (booleans as 1/0; no entry: no value). */
-export type FilterRecord = Record<string, string | number>;
+export type FilterRecord = Record<string, string | number | string[] | number[]>;
 
 export interface BatchFilters {
   /** object id → its filter values */
   records: Map<string, FilterRecord>;
   /** object id → why it cannot be indexed (declared fields whose values cannot be read) */
   errors: Map<string, string>;
-  /** every column the batch needs (named fields' always), with its storage type */
-  columns: Map<string, "string" | "double">;
+  /** every column the batch needs (named fields' scalar columns always), with its storage type */
+  columns: Map<string, FilterColumnType>;
   /** the columns of named fields, which the cap on discovered columns never drops */
   named: Set<string>;
 }
@@ -131,9 +184,9 @@ export function batchFilters(objects: readonly { id: string; object: JsonObject 
     const record: FilterRecord = {};
     for (const [path, value] of read.values) {
       if (value === null) continue;
-      const column = filterColumn(path);
-      record[column] = storedValue(value);
-      if (!out.columns.has(column)) out.columns.set(column, storageType(fieldType(config, path)));
+      const column = Array.isArray(value) ? listColumn(path) : filterColumn(path);
+      record[column] = Array.isArray(value) ? (value.map(storedValue) as string[] | number[]) : storedValue(value);
+      if (!out.columns.has(column)) out.columns.set(column, columnStorage(config, column) as FilterColumnType);
     }
     out.records.set(id, record);
   }
@@ -164,6 +217,8 @@ export function fieldResolver(config: IndexConfiguration, columns: ReadonlySet<s
     }
     const type = fieldType(config, path);
     const column = filterColumn(path);
-    return columns.has(column) ? { kind: "column", column, type } : { kind: "empty", type };
+    const list = listColumn(path);
+    if (!columns.has(column) && !columns.has(list)) return { kind: "empty", type };
+    return { kind: "column", ...(columns.has(column) ? { column } : {}), ...(columns.has(list) ? { list } : {}), type };
   };
 }

@@ -56,6 +56,9 @@ describe("docs/walkthrough.md", () => {
     // the pipe's ids: one per line, after the header
     const cut = outputs.find((output) => output.startsWith('$ semsearch search shop "shoes for running"')) as string;
     expect(cut.split("\n").slice(1, 4)).toEqual(["id", "TW-102", expect.stringMatching(/^TW-\d+$/)]);
+    // a list filter: the two products tagged rain or winter
+    const tagged = outputs.find((output) => output.startsWith('$ semsearch search shop "clothes"')) as string;
+    expect(tagged.match(/TW-\d+/g)?.sort()).toEqual(["TW-100", "TW-103"]);
     const listed = outputs.find((output) => output.startsWith("$ semsearch objects list")) as string;
     expect(listed).toContain("TW-100");
     expect(listed).not.toContain("TW-101");

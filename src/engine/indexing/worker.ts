@@ -21,8 +21,7 @@ import { failpoint } from "../failpoint.js";
 import { hasPendingWork } from "./spawn.js";
 import type { Claim } from "../project-locks.js";
 import { imageTableName, indexTableName, indexTables, partTables, segmentTableName, type IndexProgress, type WorkerState } from "../project.js";
-import { storageType } from "../field-types.js";
-import { batchFilters, fieldType, filterColumnPath, MAX_FILTER_COLUMNS, type BatchFilters } from "../filter-fields.js";
+import { batchFilters, columnStorage, MAX_FILTER_COLUMNS, type BatchFilters } from "../filter-fields.js";
 import type { FilterColumnType, IndexRow, LanceStore, ObjectRow, SegmentRow } from "../store/lance-store.js";
 import type { IndexRecord, JsonObject } from "../types.js";
 import { highlightsEnabled, imageValues, MAX_IMAGES_PER_OBJECT, searchableText, segmentableFields, segmentDelimiter, type ImageValue } from "./extract.js";
@@ -428,8 +427,8 @@ class Worker {
       // Segment and image tables get every column of the index table, so one filter clause fits all.
       const all = new Map<string, FilterColumnType>();
       for (const column of add.size > 0 ? await store.filterColumns(table) : present) {
-        const field = filterColumnPath(column);
-        if (field !== null) all.set(column, storageType(fieldType(index.configuration, field)));
+        const type = columnStorage(index.configuration, column);
+        if (type !== null) all.set(column, type);
       }
       for (const part of parts) await store.ensureFilterColumns(part, all);
     }

@@ -55,7 +55,8 @@ export const MAX_FILTER_LENGTH = 100_000;
 /**
  * Deepest nesting of parentheses and NOTs. LanceDB's SQL parser takes clauses nested about 23
  * levels deep, and a level of the filter can take two of them (an OR and the AND inside it): the
- * costliest filters within this and MAX_FILTER_CONDITIONS need 35 of the 40 that search/filters.ts allows.
+ * costliest filters within this and MAX_FILTER_CONDITIONS need 35 of the 40 that search/filters.ts allows
+ * (on scalar fields: conditions on fields that hold lists cost more, and such filters may be refused there).
  */
 export const MAX_FILTER_DEPTH = 10;
 

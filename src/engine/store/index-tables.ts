@@ -5,13 +5,13 @@
  * one is created, its filter columns, and rows read by id.
  */
 import { InternalError } from "../errors.js";
-import type { FilterRecord } from "../filter-fields.js";
+import type { FilterColumnType, FilterRecord } from "../filter-fields.js";
 import { plainRows } from "./arrow-columns.js";
 import type { Database, Tables } from "./database.js";
 import { idChunks, sqlIn } from "./sql.js";
 
-/** Values of filter columns (`f_…`) by column name; a column left out is null. */
-export type { FilterRecord };
+/** Values of filter columns (`f_…`, lists in `l_…`) by column name; a column left out is null. */
+export type { FilterColumnType, FilterRecord };
 
 export interface IndexRow {
   id: string;
@@ -21,13 +21,8 @@ export interface IndexRow {
   filters?: FilterRecord;
 }
 
-/**
- * Storage types of filter columns. Booleans are stored as 1/0 doubles: apache-arrow 18 writes an
- * all-null boolean column with no validity bitmap, which LanceDB rejects.
- */
-export type FilterColumnType = "string" | "double";
-
-export const FILTER_COLUMN = /^f_[0-9a-f]+$/;
+/** Filter columns: `f_<hex>` for a field's scalar values, `l_<hex>` for its lists (filter-fields.ts). */
+export const FILTER_COLUMN = /^[fl]_[0-9a-f]+$/;
 
 /**
  * Creates a table with the given columns plus `text` (full-text indexed from the start, so text
@@ -57,8 +52,8 @@ export function createIndexTable(db: Database, name: string, dimension: number):
 }
 
 /** A row's filter values for every filter column of its table (null where it has none). */
-export function filterRecord(columns: ReadonlySet<string>, filters: FilterRecord | undefined): Record<string, string | number | null> {
-  const out: Record<string, string | number | null> = {};
+export function filterRecord(columns: ReadonlySet<string>, filters: FilterRecord | undefined): Record<string, FilterRecord[string] | null> {
+  const out: Record<string, FilterRecord[string] | null> = {};
   for (const column of columns) out[column] = filters?.[column] ?? null;
   return out;
 }
@@ -93,8 +88,13 @@ export async function ensureFilterColumns(db: Database, name: string, columns: R
   if (missing.length === 0) return;
   for (const [column] of missing) if (!FILTER_COLUMN.test(column)) throw new InternalError("BAD_COLUMN", `not a filter column: ${column}`);
   const table = await db.writeTable(name);
+  const { Field, List, Utf8, Float64 } = db.lance.arrow;
+  const scalars = missing.filter(([, type]) => !type.endsWith("[]"));
+  // (SQL has no spelling of a list type that LanceDB's addColumns reads: list columns are given as Arrow fields)
+  const lists = missing.filter(([, type]) => type.endsWith("[]")).map(([column, type]) => new Field(column, new List(new Field("item", type === "string[]" ? new Utf8() : new Float64(), true)), true));
   await db.wrap(name, `adding filter columns to ${name}`, async () => {
-    await table.addColumns(missing.map(([column, type]) => ({ name: column, valueSql: `CAST(NULL AS ${type})` })));
+    if (scalars.length > 0) await table.addColumns(scalars.map(([column, type]) => ({ name: column, valueSql: `CAST(NULL AS ${type})` })));
+    if (lists.length > 0) await table.addColumns(lists);
   });
 }
 
@@ -104,7 +104,7 @@ export async function countRows(tables: Tables, name: string, where?: string): P
   return tables.wrap(name, `counting rows of ${name}`, () => table.countRows(where));
 }
 
-/** The filter columns (`f_…`) a table has. */
+/** The filter columns (`f_…` and `l_…`) a table has. */
 export async function filterColumns(tables: Tables, name: string): Promise<Set<string>> {
   const table = await tables.table(name);
   const schema = await tables.wrap(name, `reading the schema of ${name}`, () => table.schema());

@@ -32,12 +32,17 @@ export async function optimizeIndexTable(db: Database, name: string): Promise<vo
     const indices = await table.listIndices();
     // Filter columns: bitmaps suit text with few distinct values (categories), B-trees the rest;
     // this LanceDB builds bitmaps on text only. A bitmap column that outgrows it becomes a B-tree.
-    const { btree, bitmap } = db.lance.lancedb.Index;
+    // Lists of text get a label-list index (it answers array_has_any); this LanceDB has none for
+    // lists of numbers, which are read in full.
+    const { btree, bitmap, labelList } = db.lance.lancedb.Index;
+    const { DataType } = db.lance.arrow;
     for (const field of (await table.schema()).fields) {
       const column = field.name;
       const existing = indices.find((index) => index.columns.includes(column))?.indexType;
       if (!FILTER_COLUMN.test(column) || (existing !== undefined && existing !== "Bitmap")) continue;
-      if (!db.lance.arrow.DataType.isUtf8(field.type)) {
+      if (DataType.isList(field.type)) {
+        if (existing === undefined && DataType.isUtf8(field.type.children[0]?.type)) await table.createIndex(column, { config: labelList() });
+      } else if (!DataType.isUtf8(field.type)) {
         await table.createIndex(column, { config: btree() });
       } else if (await distinctAtMost(table, column, BITMAP_MAX_DISTINCT)) {
         if (existing === undefined) await table.createIndex(column, { config: bitmap() });

@@ -67,13 +67,21 @@ describe("editDistance", () => {
 describe("listFieldsMessage", () => {
   const config = (allow: string[]) => ({ index_type: { name: "text" }, fields: { filterable: { allow } } }) as never;
 
-  it("names filterable fields that hold lists, and in how many sampled objects", async () => {
+  const typed = (types: Record<string, string>) => ({ index_type: { name: "text" }, fields: { types } }) as never;
+
+  it("names filterable fields that hold lists of objects or lists, and in how many sampled objects", async () => {
     const { listFieldsMessage } = await import("../../../src/engine/field-presence.js");
-    const objects = [{ tags: ["sale", "new"], maker: { names: [1] } }, { tags: "sale" }, { tags: [{ a: 1 }] }];
+    const objects = [{ tags: ["sale", "new"], maker: { names: [[1]] } }, { tags: "sale" }, { tags: [null, { a: 1 }] }];
     expect(listFieldsMessage(config(["tags", "maker.names", "price"]), objects)).toBe(
-      'Filterable fields "tags" (a list in 2 of 3 sampled objects), "maker.names" (a list in 1 of 3 sampled objects) hold lists: a filter compares one value, so it never matches an object whose field is a list (filtering on list elements is not supported yet).',
+      'Filterable fields "tags" (in 1 of 3 sampled objects), "maker.names" (in 1 of 3 sampled objects) hold lists of objects or lists: a filter matches the elements of lists of text, numbers and booleans, so it never matches such objects (nor does a path into the elements). Store the values to filter on as a list of text or numbers, or leave the fields out of filterable.',
     );
+    expect(listFieldsMessage(typed({ tags: "string" }), objects) ?? "").toContain('"tags" (in 1 of 3 sampled objects; its declared type puts those objects in the ERROR state)');
     expect(listFieldsMessage(config(["price"]), objects)).toBeNull();
     expect(listFieldsMessage(config(["tags"]), [])).toBeNull();
+  });
+
+  it("says nothing of lists of text, numbers and booleans, which filters match by element", async () => {
+    const { listFieldsMessage } = await import("../../../src/engine/field-presence.js");
+    expect(listFieldsMessage(config(["tags", "sizes", "flags"]), [{ tags: ["sale", null], sizes: [38, 39.5], flags: [true] }, { tags: [] }])).toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseCreateIndexBody } from "../../../src/engine/config.js";
-import { batchFilters, fieldResolver, filterColumn, filterColumnPath, filterValues, namedFilterFields } from "../../../src/engine/filter-fields.js";
+import { batchFilters, columnStorage, fieldResolver, filterColumn, filterColumnPath, filterValues, isListColumn, listColumn, namedFilterFields } from "../../../src/engine/filter-fields.js";
 
 const config = (fields: object = {}) => parseCreateIndexBody({ configuration: { index_type: { name: "text" }, fields } }).configuration;
 
@@ -15,6 +15,9 @@ describe("filter columns", () => {
         const column = filterColumn(path);
         expect(column).toMatch(/^f_[0-9a-f]+$/);
         expect(filterColumnPath(column)).toBe(path);
+        expect(listColumn(path)).toBe(`l_${column.slice(2)}`);
+        expect(filterColumnPath(listColumn(path))).toBe(path);
+        expect([isListColumn(column), isListColumn(listColumn(path))]).toEqual([false, true]);
       }),
     );
     expect(filterColumnPath("vector")).toBeNull();
@@ -33,24 +36,42 @@ describe("filterValues", () => {
   it("reports every declared field whose value cannot be read, by name", () => {
     const c = config({ types: { price: "int", tags: "string", title: "datetime" } });
     const read = filterValues(product, "p1", c, namedFilterFields(c));
-    expect(read.errors).toEqual([
-      'field "price": expected an int, got "89.90"',
-      'field "tags": expected a string, got a list',
-      'field "title": expected an RFC 3339 datetime, got "Shoes"',
-    ]);
+    expect(read.errors).toEqual(['field "price": expected an int, got "89.90"', 'field "title": expected an RFC 3339 datetime, got "Shoes"']);
+    expect(read.values.get("tags")).toEqual(["a"]);
   });
 
-  it("without filterable.allow, finds every top-level scalar field as a string, id from the object's id", () => {
+  it("reads a list's elements as the field's type: distinct, nulls left out, an empty list no value", () => {
+    const c = config({ types: { sizes: "int", tags: "string", flags: "bool", seen: "datetime", none: "string" } });
+    const read = filterValues({ sizes: ["38", 39, 38, null], tags: ["b", 1, true], flags: [true, "false"], seen: ["2024-03-14"], none: [null] }, "x", c, namedFilterFields(c));
+    expect(read.errors).toEqual([]);
+    expect(Object.fromEntries(read.values)).toEqual({ id: "x", sizes: [38, 39], tags: ["b", "1", "true"], flags: [true, false], seen: [Date.UTC(2024, 2, 14)], none: null });
+  });
+
+  it("an element a declared field cannot read is an error naming the element; undeclared, the list has no value", () => {
+    const declared = config({ types: { sizes: "int", variants: "string" } });
+    const objects = { sizes: [38, "M"], variants: [{ size: "M" }] };
+    expect(filterValues(objects, "x", declared, namedFilterFields(declared)).errors).toEqual([
+      'field "sizes": element 2 of the list: expected an int, got "M"',
+      'field "variants": element 1 of the list is an object: list elements are filtered on when they are text, numbers or booleans',
+    ]);
+    const undeclared = config({ filterable: { allow: ["variants", "nested"] } });
+    const read = filterValues({ variants: [{ size: "M" }], nested: [["a"]] }, "x", undeclared, namedFilterFields(undeclared));
+    expect(read.errors).toEqual([]);
+    expect(Object.fromEntries(read.values)).toEqual({ variants: null, nested: null });
+  });
+
+  it("without filterable.allow, finds every top-level scalar field and list of scalars as strings, id from the object's id", () => {
     const c = config({ filterable: { deny: ["title"] }, types: { price: "float" } });
     const read = filterValues(product, "stored-id", c, namedFilterFields(c));
-    expect(Object.fromEntries(read.values)).toEqual({ price: 89.9, id: "stored-id", in_stock: "true" });
+    expect(Object.fromEntries(read.values)).toEqual({ price: 89.9, id: "stored-id", in_stock: "true", tags: ["a"] });
+    expect(filterValues({ codes: [1, false, { a: 1 }] }, "x", c, namedFilterFields(c)).values.get("codes")).toBeNull();
   });
 
-  it("undeclared lists and objects have no value, and are no error", () => {
+  it("undeclared objects have no value, and are no error; lists of scalars are read as text", () => {
     const c = config({ filterable: { allow: ["tags", "maker"] } });
     const read = filterValues(product, "p1", c, namedFilterFields(c));
     expect(read.errors).toEqual([]);
-    expect(Object.fromEntries(read.values)).toEqual({ tags: null, maker: null });
+    expect(Object.fromEntries(read.values)).toEqual({ tags: ["a"], maker: null });
   });
 
   it("a field that is not crawlable is never filterable", () => {
@@ -82,6 +103,28 @@ describe("batchFilters", () => {
     });
     expect(batch.named).toEqual(new Set([filterColumn("price"), filterColumn("in_stock")]));
   });
+
+  it("stores lists in the field's list column, next to the scalar column other objects fill", () => {
+    const c = config({ filterable: { allow: ["tags", "sizes"] }, types: { sizes: "int" } });
+    const batch = batchFilters(
+      [
+        { id: "a", object: { tags: ["sale", "new"], sizes: [38, 39] } },
+        { id: "b", object: { tags: "sale", sizes: 40 } },
+        { id: "c", object: { tags: [], sizes: [null] } },
+      ],
+      c,
+    );
+    expect(batch.records.get("a")).toEqual({ [listColumn("tags")]: ["sale", "new"], [listColumn("sizes")]: [38, 39] });
+    expect(batch.records.get("b")).toEqual({ [filterColumn("tags")]: "sale", [filterColumn("sizes")]: 40 });
+    expect(batch.records.get("c")).toEqual({});
+    expect(Object.fromEntries(batch.columns)).toEqual({
+      [filterColumn("tags")]: "string",
+      [filterColumn("sizes")]: "double",
+      [listColumn("tags")]: "string[]",
+      [listColumn("sizes")]: "double[]",
+    });
+    expect([columnStorage(c, listColumn("sizes")), columnStorage(c, filterColumn("sizes")), columnStorage(c, "vector")]).toEqual(["double[]", "double", null]);
+  });
 });
 
 describe("fieldResolver", () => {
@@ -91,6 +134,12 @@ describe("fieldResolver", () => {
   it("resolves filterable fields to their column and type", () => {
     expect(resolve("price")).toEqual({ kind: "column", column: filterColumn("price"), type: "float" });
     expect(resolve("maker.founded")).toEqual({ kind: "column", column: filterColumn("maker.founded"), type: "int" });
+  });
+
+  it("resolves a field with lists to its list column too, or to it alone", () => {
+    const both = fieldResolver(c, new Set([filterColumn("tags"), listColumn("tags"), listColumn("sizes")]));
+    expect(both("tags")).toEqual({ kind: "column", column: filterColumn("tags"), list: listColumn("tags"), type: "string" });
+    expect(both("sizes")).toEqual({ kind: "column", list: listColumn("sizes"), type: "string" });
   });
 
   it("a filterable field no object has given a value matches nothing", () => {

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { FieldType } from "../../../src/engine/config.js";
 import { ValidationError } from "../../../src/engine/errors.js";
-import { filterColumn } from "../../../src/engine/filter-fields.js";
+import { filterColumn, listColumn } from "../../../src/engine/filter-fields.js";
 import { MAX_FILTER_DEPTH, parseFilter, type FilterNode } from "../../../src/engine/search/filter-syntax.js";
 import { compileClause, compileFilter, MAX_CLAUSE_COST, type FieldResolver } from "../../../src/engine/search/filters.js";
 import { MAX_FILTER_CONDITIONS } from "../../../src/engine/search/limits.js";
@@ -55,6 +55,42 @@ describe("compileFilter", () => {
     const error = validationError(() => compile(text));
     expect(error.issues?.[0]?.column).toBe(column);
     expect(error.message).toContain(message);
+  });
+
+  describe("fields that hold lists", () => {
+    const l = (path: string) => listColumn(path);
+    const lists: FieldResolver = (path) => (path === "sizes" ? { kind: "column", list: l("sizes"), type: "int" } : { kind: "column", column: c(path), list: l(path), type: TYPES[path] ?? "string" });
+    const compileLists = (text: string) => compileFilter(parseFilter(text) as FilterNode, lists);
+    const sorted = (bound: string, order: string) => `array_sort(array_append(${l("sizes")}, ${bound}), '${order}')`;
+
+    it.each([
+      ["sizes:38", `array_has_any(${l("sizes")}, make_array(38))`],
+      ["sizes:38 OR sizes:40", `array_has_any(${l("sizes")}, make_array(38, 40))`],
+      ["NOT sizes:38", `NOT (${l("sizes")} IS NOT NULL AND array_has_any(${l("sizes")}, make_array(38)))`],
+      ["sizes:*", `(${l("sizes")} IS NOT NULL)`],
+      ["sizes:>38", `(${l("sizes")} IS NOT NULL AND array_max(${l("sizes")}) > 38)`],
+      ["sizes:[* TO 38}", `(${l("sizes")} IS NOT NULL AND array_min(${l("sizes")}) < 38)`],
+      // a few ints, or one value: the values themselves
+      ["sizes:[38 TO 40]", `array_has_any(${l("sizes")}, make_array(38, 39, 40))`],
+      ["sizes:{38 TO 40}", `array_has_any(${l("sizes")}, make_array(39))`],
+      ["sizes:{38 TO 39}", "FALSE"],
+      ["NOT sizes:[38 TO 38]", `NOT (${l("sizes")} IS NOT NULL AND array_has_any(${l("sizes")}, make_array(38)))`],
+      // more: the smallest element from the lower bound on, within the upper bound
+      [
+        "sizes:[0 TO 100]",
+        `(${l("sizes")} IS NOT NULL AND COALESCE(array_element(${sorted("0", "ASC")}, CAST(array_position(${sorted("0", "ASC")}, 0) AS BIGINT) + CAST(1 AS BIGINT)) <= 100, FALSE))`,
+      ],
+      [
+        "sizes:{0 TO 100}",
+        `(${l("sizes")} IS NOT NULL AND COALESCE(array_element(${sorted("0", "DESC")}, CAST(array_position(${sorted("0", "DESC")}, 0) AS BIGINT) - CAST(1 AS BIGINT)) < 100, FALSE))`,
+      ],
+      // (the list's condition first: it needs more of LanceDB's parser, see chain())
+      ["category:a", `(array_has_any(${l("category")}, make_array('a')) OR (${c("category")} IS NOT NULL AND ${c("category")} = 'a'))`],
+      ["category:a OR category:\"it's\"", `(array_has_any(${l("category")}, make_array('a', 'it''s')) OR (${c("category")} IS NOT NULL AND ${c("category")} IN ('a', 'it''s')))`],
+      ["price:<=2", `((${l("price")} IS NOT NULL AND array_min(${l("price")}) <= 2) OR (${c("price")} IS NOT NULL AND ${c("price")} <= 2))`],
+    ])("%s", (text, clause) => {
+      expect(compileLists(text)).toBe(clause);
+    });
   });
 
   it("passes the resolver's hint on", () => {
