@@ -33,7 +33,7 @@ export * from "./errors.js";
 export { beforeEarlyExit } from "./exit-cleanups.js";
 export type * from "./types.js";
 export type { SearchParams } from "./search/request.js";
-export type { ObjectsInput, AddObjectsOptions, AddObjectsResult, AddProgress } from "./objects/service.js";
+export type { ObjectsInput, AddObjectsOptions, AddObjectsResult, AddProgress, OptionSpelling } from "./objects/service.js";
 export type { BuildProgress, BuildReport, WaitOptions } from "./build.js";
 export type { CopyProgress, CopyResult } from "./project-copy.js";
 export type { CreateIndexBody, IndexConfiguration, FieldType } from "./config.js";

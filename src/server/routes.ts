@@ -4,10 +4,13 @@
  * call. Each answer is what the matching CLI command prints with `--json`.
  */
 import * as v from "valibot";
-import { confinedBase, EnvironmentError, searchResponse, ValidationError, type Engine, type SemsearchError } from "../engine/index.js";
+import { confinedBase, EnvironmentError, searchResponse, ValidationError, type Engine, type OptionSpelling, type SemsearchError } from "../engine/index.js";
 import { checkJsonMediaType, readJsonBody } from "./body.js";
 import type { BodySpool, ReceivedBody } from "./spool.js";
 import { AddObjectsQuerySchema, DeleteObjectsBodySchema, ListObjectsQuerySchema, NoQuerySchema, SearchQuerySchema, type RESPONSES } from "./schemas.js";
+
+/** How an HTTP client sets the id options of `POST /v1/objects`, for the engine's messages. */
+const QUERY_SPELLING: OptionSpelling = { idField: (field) => `?id_field=${encodeURIComponent(field)}`, generateIds: "?generate_ids=true" };
 
 /** Whether a server is ready to answer searches (its models loaded, its indexes opened); why not, else. */
 export type Readiness = { ready: true } | { ready: false; error?: SemsearchError };
@@ -165,7 +168,7 @@ export const ROUTES: Route[] = [
     receive: (ctx) => receiveObjects(ctx, true),
     handle: async (ctx) => {
       const query = ctx.query as v.InferOutput<typeof AddObjectsQuerySchema>;
-      return { body: await ctx.engine.addObjects([objectsInput(ctx)], { idField: query.id_field, generateIds: query.generate_ids === "true" }) };
+      return { body: await ctx.engine.addObjects([objectsInput(ctx)], { idField: query.id_field, generateIds: query.generate_ids === "true", spelling: QUERY_SPELLING }) };
     },
   },
   {

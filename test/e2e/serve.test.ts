@@ -150,6 +150,10 @@ describe("the operations the spec leaves unshown", () => {
     expect((await many({ ids: "s3" })).status).toBe(422);
     const unnamed = await api("POST", "/v1/objects", writer, { body: JSON.stringify([{ sku: "k1" }, { sku: "k2" }]), headers: json });
     expect([unnamed.status, unnamed.json.errors[0].code]).toEqual([422, "NO_ID_FIELD"]);
+    // (in the API's terms, not the CLI's flags)
+    expect(unnamed.json.errors[0].message).toBe('body:1: no "id" field; did you mean ?id_field=sku? (all 2 objects without an id have a unique "sku")');
+    expect(unnamed.json.errors[0].hint).toContain("?generate_ids=true");
+    expect(unnamed.json.errors[0].hint).not.toContain("--");
     const gone = await api("GET", "/v1/objects/s1");
     expect(gone.status).toBe(404);
     expect(gone.json.errors[0].code).toBe("OBJECT_NOT_FOUND");

@@ -29,6 +29,8 @@ export interface AddObjectsOptions {
   idField?: string;
   /** Objects without an id get a generated UUID, whatever their fields look like (`--generate-ids`). */
   generateIds?: boolean;
+  /** How messages spell the two options above for the caller (default: the CLI's flags). */
+  spelling?: OptionSpelling;
   /**
    * Stores the input's one object under this id (`PUT /v1/objects/<id>`): its id field, when it has
    * one, must hold the same id; an input of more or fewer than one object is refused.
@@ -37,6 +39,18 @@ export interface AddObjectsOptions {
   /** Called while reading (objects validated so far) and while writing (objects written of the total). */
   onProgress?: (progress: AddProgress) => void;
 }
+
+/** How the caller's users set `idField` and `generateIds`, for messages that tell them to. */
+export interface OptionSpelling {
+  idField(field: string): string;
+  generateIds: string;
+}
+
+/** The CLI's flags: `--id-field sku`, `--generate-ids`. */
+export const CLI_SPELLING: OptionSpelling = {
+  idField: (field) => `--id-field ${/^[A-Za-z0-9_.-]+$/.test(field) ? field : JSON.stringify(field)}`,
+  generateIds: "--generate-ids",
+};
 
 export interface AddProgress {
   phase: "reading" | "writing";
@@ -77,6 +91,7 @@ export async function addObjects(
   now: Date,
 ): Promise<AddObjectsResult> {
   const idField = options.idField ?? "id";
+  const spelling = options.spelling ?? CLI_SPELLING;
   const spooled: string[] = [];
   try {
     const replay: ReplayableInput[] = [];
@@ -98,7 +113,7 @@ export async function addObjects(
       for await (const { object, where } of readObjects(input)) {
         let id = givenId(object, where);
         if (id === null) {
-          if (options.idField !== undefined && options.id === undefined && !options.generateIds) throw missingIdField(idField, where);
+          if (options.idField !== undefined && options.id === undefined && !options.generateIds) throw missingIdField(idField, where, spelling);
           firstWithout ??= where;
           if (!options.generateIds) guess.add(object);
           generated.push((id = newObjectId()));
@@ -113,8 +128,8 @@ export async function addObjects(
     if (generated.length > 0 && options.id === undefined && !options.generateIds) {
       // (only when no object has an id: a mixed input would be refused again under the field named)
       const likely = generated.length === read ? guess.best() : null;
-      if (likely !== null) throw idFieldGuessed(likely, generated.length, firstWithout as string);
-      ctx.warn({ code: "IDS_GENERATED", message: `${generated.length} object${generated.length === 1 ? " has" : "s have"} no "id" field (the first at ${firstWithout}): ${generated.length === 1 ? "it was given a random id" : "they were given random ids"}. Name the field that holds ids with --id-field, or pass --generate-ids to say this is meant.` });
+      if (likely !== null) throw idFieldGuessed(likely, generated.length, firstWithout as string, spelling);
+      ctx.warn({ code: "IDS_GENERATED", message: `${generated.length} object${generated.length === 1 ? " has" : "s have"} no "id" field (the first at ${firstWithout}): ${generated.length === 1 ? "it was given a random id" : "they were given random ids"}. Name the field that holds ids (${spelling.idField("<field>")}), or pass ${spelling.generateIds} to say this is meant.` });
     }
     if (ids.size === 0) return { count: 0, ids: [] };
     // Pass 2: write in batches, all or nothing.
@@ -189,24 +204,23 @@ export async function addObjects(
   }
 }
 
-/** The id an object is stored under when the caller fixes it: the object's own id must agree. */
 /** An object without the id field the caller named. */
-function missingIdField(idField: string, where: string): ValidationError {
+function missingIdField(idField: string, where: string, spelling: OptionSpelling): ValidationError {
   return new ValidationError("MISSING_ID", `${where}: the object has no field "${idField}", named as the id field`, {
-    hint: `Give every object a "${idField}", or add --generate-ids to give those without one a random id.`,
+    hint: `Give every object a "${idField}", or add ${spelling.generateIds} to give those without one a random id.`,
     issues: [{ path: idField, message: "missing" }],
   });
 }
 
 /** Objects without an `id` whose field `field` looks like their id: refused rather than given random ids. */
-function idFieldGuessed(field: string, count: number, where: string): ValidationError {
-  const option = /^[A-Za-z0-9_.-]+$/.test(field) ? field : JSON.stringify(field);
-  return new ValidationError("NO_ID_FIELD", `${where}: no "id" field; did you mean --id-field ${option}? (${count === 1 ? "the object has" : `all ${count} objects without an id have`} a unique "${field}")`, {
-    hint: `Add them with --id-field ${option} (over HTTP: ?id_field=${encodeURIComponent(field)}), or with --generate-ids to give them random ids (then adding them again stores them twice).`,
+function idFieldGuessed(field: string, count: number, where: string, spelling: OptionSpelling): ValidationError {
+  return new ValidationError("NO_ID_FIELD", `${where}: no "id" field; did you mean ${spelling.idField(field)}? (${count === 1 ? "the object has" : `all ${count} objects without an id have`} a unique "${field}")`, {
+    hint: `Add them with ${spelling.idField(field)}, or with ${spelling.generateIds} to give them random ids (then adding them again stores them twice).`,
     issues: [{ path: "id", message: `missing; "${field}" looks like the id` }],
   });
 }
 
+/** The id an object is stored under when the caller fixes it: the object's own id must agree. */
 function fixedId(fixed: string | undefined, own: string | null, idField: string, where: string): string | null {
   if (fixed === undefined) return own;
   if (own !== null && own !== fixed) {
