@@ -313,6 +313,9 @@ describe("a search naming a field no object has", () => {
     expect(JSON.parse(fields.stderr).warnings[0]).toEqual({ code: "FIELD_NOT_FOUND", message: 'No stored object has the field "titel" (did you mean "title"?) named in the object fields: it shows nothing.' });
     const fine = await runCli(["--project", project, "search", id, "coat", "--filter", "color:red", "--object-fields", "title"]);
     expect(fine.stderr).toBe("");
+    // on a page with no results too: the field is checked against the stored objects
+    const empty = await runCli(["--project", project, "--json", "search", id, "coat", "--filter", "color:green", "--object-fields", "titel"]);
+    expect([JSON.parse(empty.stdout).results, JSON.parse(empty.stderr).warnings]).toEqual([[], [{ code: "FIELD_NOT_FOUND", message: expect.stringContaining('"titel" (did you mean "title"?)') }]]);
     // a filterable field that holds lists of objects cannot be filtered on: index create says so
     await cliJson(project, ["objects", "add", "-"], { input: '{"id":"l1","title":"Coat","tags":["sale","new"],"variants":[{"size":"M"}]}' });
     const lists = await runCli(["--project", project, "--json", "index", "create", "--searchable", "title", "--filterable", "tags,variants"]);

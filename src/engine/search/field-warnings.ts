@@ -28,10 +28,10 @@ export async function filterFieldWarning(store: StoreReads, empty: readonly stri
   return { code: "FILTER_FIELD_EMPTY", message: `No indexed object has the field${s} ${describeMissing(missing.length > 0 ? missing : empty.map((name) => ({ name })))}: the filter's condition${s} on ${empty.length === 1 ? "it" : "them"} match${empty.length === 1 ? "es" : ""} nothing.` };
 }
 
-/** The warning for `--object-fields` that none of the page's objects has, nor any sampled stored object, or null. */
+/** The warning for `--object-fields` that none of the page's objects has (an empty page: none), nor any sampled stored object, or null. */
 export async function objectFieldWarning(store: StoreReads, requested: readonly string[], objects: readonly JsonObject[]): Promise<Warning | null> {
   const named = requested.filter((field) => field !== "id" && field !== "*");
-  if (named.length === 0 || objects.length === 0) return null;
+  if (named.length === 0) return null;
   // (object fields are top-level keys: `a.b` names a key with a dot, not a nested field)
   const onPage = new Set(objects.flatMap((object) => Object.keys(object)));
   const notOnPage = named.filter((field) => !onPage.has(field));

@@ -99,7 +99,14 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const resolver = request.filter ? fieldResolver(index.configuration, await store.filterColumns(table)) : undefined;
   const where = request.filter && resolver ? compileFilter(request.filter, resolver) : undefined;
   const warnings: Warning[] = [];
-  const withWarnings = (page: SearchPage): SearchPage => (warnings.length > 0 ? { ...page, warnings } : page);
+  /** The page with the search's warnings; `shown`: the objects it shows, for `--object-fields` no object has. */
+  const withWarnings = async (page: SearchPage, shown: readonly JsonObject[] = []): Promise<SearchPage> => {
+    if (request.objectFields && params.fieldWarnings === true) {
+      const unknown = await objectFieldWarning(store, request.objectFields, shown);
+      if (unknown) warnings.push(unknown);
+    }
+    return warnings.length > 0 ? { ...page, warnings } : page;
+  };
   const filtered = where === undefined ? undefined : await store.countRows(table, where);
   if (filtered === 0 && request.filter && resolver && params.fieldWarnings === true) {
     // Nothing matched: a field of the filter that no indexed object has (a misspelt one) is why; say
@@ -181,11 +188,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   // Highlighted objects outside the regular ranking make the list longer than its total: then a minimum.
   const first = available > regular.count ? { ...estimate, exact: false } : estimate;
   const total = pageTotal(first, request.offset, request.limit, available, whole);
-  if (request.objectFields && params.fieldWarnings === true) {
-    const unknown = await objectFieldWarning(store, request.objectFields, shown);
-    if (unknown) warnings.push(unknown);
-  }
-  return withWarnings(withState({ hits, pagination: paginate(request.offset, request.limit, available, total) }));
+  return withWarnings(withState({ hits, pagination: paginate(request.offset, request.limit, available, total) }), shown);
 }
 
 /**
