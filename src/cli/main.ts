@@ -38,7 +38,7 @@ function classify(caught: unknown): SemsearchError {
 function wantsJson(argv: string[]): boolean {
   const format = argv.findIndex((arg) => arg === "--format");
   const asked = format >= 0 ? argv[format + 1] : argv.find((arg) => arg.startsWith("--format="))?.slice("--format=".length);
-  return argv.includes("--json") || asked === "json" || asked === "jsonl";
+  return argv.includes("--json") || argv.includes("--jsonl") || asked === "json" || asked === "jsonl";
 }
 
 function fromCommander(error: CommanderError): SemsearchError | null {

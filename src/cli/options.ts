@@ -14,6 +14,8 @@ export interface GlobalOptions {
   json?: boolean;
   /** --format: table, tsv, json (as --json) or jsonl (search, as --jsonl) */
   format?: string;
+  /** search's --jsonl: like --json, it makes warnings and errors JSON lines on stderr */
+  jsonl?: boolean;
   color?: boolean;
   /** --in-process: not through a running server (cli/reader.ts) */
   inProcess?: boolean;

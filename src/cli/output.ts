@@ -9,18 +9,24 @@ export function printResult(options: GlobalOptions, json: unknown, human: () => 
   process.stdout.write(options.json ? formatJson(json, process.stdout.isTTY === true) : human());
 }
 
+/** Whether output is for programs (--json, or search's --jsonl): then stderr carries JSON lines only. */
+export function forPrograms(options: GlobalOptions): boolean {
+  return options.json === true || options.jsonl === true;
+}
+
 /**
- * A warning on stderr: `warning: …` for people; with --json one line `{"warnings":[{"code","message"}]}`,
- * so stderr stays machine-readable. Shown whether or not stderr is a terminal: it asks for action.
+ * A warning on stderr: `warning: …` for people; with --json (or --jsonl) one line
+ * `{"warnings":[{"code","message"}]}`, so stderr stays machine-readable. Shown whether or not stderr
+ * is a terminal: it asks for action.
  */
 export function warn(options: GlobalOptions, warning: Warning): void {
-  if (options.json) process.stderr.write(`${JSON.stringify({ warnings: [warning] })}\n`);
+  if (forPrograms(options)) process.stderr.write(`${JSON.stringify({ warnings: [warning] })}\n`);
   else process.stderr.write(`${chalk.yellow("warning:")} ${printable(warning.message)}\n`);
 }
 
-/** A line of information for people, on stderr (never with --json). */
+/** A line of information for people, on stderr (never with --json or --jsonl). */
 export function note(options: GlobalOptions, message: string): void {
-  if (!options.json) process.stderr.write(message + "\n");
+  if (!forPrograms(options)) process.stderr.write(message + "\n");
 }
 
 /** How a list prints for people: `--format table|tsv`, else a table at a terminal and tab-separated values in a pipe. */

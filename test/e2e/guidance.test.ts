@@ -295,6 +295,13 @@ describe("lists in a pipe", () => {
     }
     const unknown = await runCli(["--project", project, "index", "list", "--format", "xml"]);
     expect([unknown.exitCode, unknown.stderr]).toEqual([2, expect.stringContaining('expected table, tsv, json or jsonl, got "xml"')]);
+    // JSON Lines, either spelling, is for programs: warnings and errors are JSON lines on stderr, as with --json
+    for (const jsonlFlag of [["--jsonl"], ["--format", "jsonl"]]) {
+      const warned = await runCli(["--project", project, "search", id, "tidal", "--object-fields", "titel", ...jsonlFlag]);
+      expect(JSON.parse(warned.stderr).warnings[0].code, jsonlFlag.join(" ")).toBe("FIELD_NOT_FOUND");
+      const failed = await runCli(["--project", project, "search", "idx_nope", "tidal", ...jsonlFlag]);
+      expect([failed.exitCode, JSON.parse(failed.stderr).errors[0].code], jsonlFlag.join(" ")).toEqual([3, "INDEX_NOT_FOUND"]);
+    }
   });
 });
 
