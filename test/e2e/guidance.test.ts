@@ -129,10 +129,9 @@ describe("index names", () => {
     const taken = await runCli(["--project", project, "--json", "index", "create", "--name", "papers"]);
     expect(taken.exitCode).toBe(5);
     expect(JSON.parse(taken.stderr).errors[0].code).toBe("INDEX_NAME_TAKEN");
-    for (const bad of ["idx_papers", "-x", "a b", "x".repeat(65)]) {
-      const invalid = await runCli(["--project", project, "--json", "index", "create", "--name", bad]);
-      expect(invalid.exitCode, bad).toBe(4);
-    }
+    // (which names are refused: test/unit/engine/config.test.ts)
+    const invalid = await runCli(["--project", project, "--json", "index", "create", "--name", "idx_papers"]);
+    expect([invalid.exitCode, JSON.parse(invalid.stderr).errors[0].issues[0].path]).toEqual([4, "name"]);
     expect(await cliJson(project, ["index", "delete", "papers"])).toEqual({ deleted: id });
     expect((await runCli(["--project", project, "search", "papers", "q"])).exitCode).toBe(3);
   });

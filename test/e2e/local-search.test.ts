@@ -225,9 +225,10 @@ describe("when no server answers", () => {
         expect(result.exitCode, `${what}: ${result.stderr}`).toBe(0);
         expect(result.stdout, what).toBe(here.stdout);
         expect(result.stderr, what).toBe("");
-        const list = await runCli(["--project", project, "--json", "index", "list"]);
-        expect(list.stdout, what).toBe(listed.stdout);
-        expect(asked, `${what}: the CLI asked the socket first`).toBe(2);
+        // (index list takes the same path: asked for three of the answers, to keep the test short)
+        const listToo = ["another version", "no acknowledgement (a stopped server)", "a hang-up"].includes(what);
+        if (listToo) expect((await runCli(["--project", project, "--json", "index", "list"])).stdout, what).toBe(listed.stdout);
+        expect(asked, `${what}: the CLI asked the socket first`).toBe(listToo ? 2 : 1);
       } finally {
         await new Promise<void>((resolve) => fake.close(() => resolve()));
       }

@@ -83,6 +83,21 @@ describe("parseCreateIndexBody", () => {
   });
 });
 
+describe("index names", () => {
+  const named = (name: string) => () => parseCreateIndexBody({ name, configuration: { index_type: { name: "text" } } });
+  it.each(["papers", "a", "v1.2_docs-b", "9lives", "x".repeat(64)])("%j is a name", (name) => {
+    expect(named(name)().name).toBe(name);
+  });
+  it.each(["idx_papers", "-x", "a b", ".hidden", "x".repeat(65), "", "naïve", "a/b"])("%j is refused, at the name", (name) => {
+    expect(named(name)).toThrow(ValidationError);
+    try {
+      named(name)();
+    } catch (error) {
+      expect((error as ValidationError).issues?.[0]?.path).toBe("name");
+    }
+  });
+});
+
 describe("field rule checks at creation", () => {
   const withFields = (fields: object) => ({ configuration: { ...text.configuration, fields } });
 
