@@ -124,7 +124,8 @@ export function filterValues(
     // `id` is the object's id, also when it is generated or read from another field (--id-field)
     if (!values.has("id") && rules.admits("filterable", "id")) values.set("id", id);
     for (const [key, value] of Object.entries(object)) {
-      if (values.has(key) || !rules.admits("filterable", key)) continue;
+      // (an empty key has no column: `f_` names none, and no filter can name the field)
+      if (key === "" || values.has(key) || !rules.admits("filterable", key)) continue;
       if (isScalar(value)) values.set(key, String(value));
       else if (Array.isArray(value)) values.set(key, readList({ path: key, type: "string", declared: false }, value, errors));
     }

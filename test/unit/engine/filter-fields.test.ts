@@ -67,6 +67,12 @@ describe("filterValues", () => {
     expect(filterValues({ codes: [1, false, { a: 1 }] }, "x", c, namedFilterFields(c)).values.get("codes")).toBeNull();
   });
 
+  it("without filterable.allow, finds no field under an empty key (it would have no column name, and no filter names it)", () => {
+    const c = config();
+    for (const value of ["e", ["e"]]) expect([...filterValues({ "": value, tag: value }, "x", c, namedFilterFields(c)).values.keys()]).toEqual(["id", "tag"]);
+    expect([...batchFilters([{ id: "x", object: { "": ["e"] } }], c).columns.keys()]).toEqual([filterColumn("id")]);
+  });
+
   it("undeclared objects have no value, and are no error; lists of scalars are read as text", () => {
     const c = config({ filterable: { allow: ["tags", "maker"] } });
     const read = filterValues(product, "p1", c, namedFilterFields(c));
