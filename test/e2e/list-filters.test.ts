@@ -1,12 +1,13 @@
 /**
  * Filters on fields that hold lists, attacked from the outside through the real CLI and `semsearch
- * serve`: hostile elements and shapes. Expected sets are computed here from the
+ * serve`: hostile elements and shapes, and a worker killed as the first list arrives. Expected sets are computed here from the
  * objects with the documented rule (docs/behaviour.md, "Lists"): a condition matches when the
  * field's value, or any element of its list, does; NOT is everything else.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliJson, runCli, tempProject } from "../helpers/cli.js";
 import { call, serve, type Served } from "../helpers/serve.js";
+import { waitFor } from "../helpers/wait.js";
 
 type Json = Record<string, unknown>;
 interface Response {
@@ -157,6 +158,45 @@ describe("hostile lists, filtered over HTTP", () => {
         const expected = objects.filter(filter.test).map((object) => object.id).sort();
         expect((answer.json as Response).results.map((r) => r.id).sort(), `${index === typed ? "typed" : "discovered"}: ${filter.text.slice(0, 200)}`).toEqual(expected);
       }
+    }
+  });
+});
+
+describe("a worker killed as the first list of a field arrives", () => {
+  const first = [
+    { id: "a", title: "red apple", body: "a red apple", tags: "fruit" },
+    { id: "b", title: "green pear", body: "a green pear", tags: "fruit" },
+  ];
+  const second = [
+    { id: "c", title: "red cherry", body: "a red cherry", tags: ["fruit", "red"] },
+    { id: "d", title: "blue plum", body: "a blue plum", tags: ["stone"] },
+  ];
+  const jsonl = (objects: object[]) => objects.map((o) => JSON.stringify(o)).join("\n");
+  const holding = (objects: { id: string; tags: string | string[] }[], tags: string[]) => objects.filter((o) => tags.some((tag) => ([] as string[]).concat(o.tags).includes(tag))).map((o) => o.id).sort();
+
+  it("searches with highlights before it resumes, and finds every list after", async () => {
+    const project = tempProject();
+    await cliJson(project, ["objects", "add", "-"], { input: jsonl(first) });
+    // A foreground worker that dies the second time it adds filter columns: the first batch adds
+    // the field's scalar column, the second its list column (to some of the index's tables).
+    const worker = runCli(["--project", project, "worker", "run", "--poll-ms", "50"], { env: { SEMSEARCH_FAILPOINT: "worker:columns@2" } });
+    await waitFor("the foreground worker", async () => (await cliJson(project, ["worker", "status"])).running);
+    const { id } = await cliJson(project, ["index", "create", "--searchable", "title,body", "--highlights", "--filterable", "tags", "--wait"]);
+    await cliJson(project, ["objects", "add", "-"], { input: jsonl(second) });
+    expect((await worker).signal).toBe("SIGKILL");
+
+    // Before it resumes (a worker the search starts dies at the same point), a filtered search with
+    // highlights reads tables that hold different columns: it answers from what was indexed.
+    const search = (filter: string, env = {}) => runCli(["--project", project, "--json", "search", id, "red fruit", "--filter", filter, "--result-fields", "highlights"], { env });
+    const before = await search("tags:fruit", { SEMSEARCH_FAILPOINT: "worker:columns" });
+    expect(before.exitCode, before.stderr).toBe(0);
+    expect(JSON.parse(before.stdout).results.map((r: { id: string }) => r.id).sort()).toEqual(holding(first, ["fruit"]));
+
+    expect((await runCli(["--project", project, "index", "status", id, "--wait"])).exitCode).toBe(0);
+    for (const tags of [["fruit"], ["red", "stone"]]) {
+      const after = await search(tags.map((tag) => `tags:${tag}`).join(" OR "));
+      expect(after.exitCode, after.stderr).toBe(0);
+      expect(JSON.parse(after.stdout).results.map((r: { id: string }) => r.id).sort(), tags.join()).toEqual(holding([...first, ...second], tags));
     }
   });
 });

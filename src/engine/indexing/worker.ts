@@ -403,8 +403,11 @@ class Worker {
   }
 
   /**
-   * Adds the filter columns a batch needs to the index table (and its segments table). Columns
-   * found on their own stop at MAX_FILTER_COLUMNS; named fields always get theirs.
+   * Adds the filter columns a batch needs to the index table and its segment and image tables.
+   * Columns found on their own stop at MAX_FILTER_COLUMNS; named fields always get theirs. The
+   * other tables get them first: a search compiles its filter from the index table's columns and
+   * runs it on all of them, so they must never lack one the index table has (a search between the
+   * two writes, or after a worker killed between them, would fail).
    */
   private async ensureColumns(store: LanceStore, index: IndexRecord, { columns, named }: BatchFilters): Promise<void> {
     const table = indexTableName(index.id);
@@ -421,16 +424,19 @@ class Worker {
         this.log(`${index.id}: more than ${MAX_FILTER_COLUMNS} filterable fields; further fields are not filterable`);
       }
     }
-    if (add.size > 0) await store.ensureFilterColumns(table, add);
     const parts = partTables(index);
     if (parts.length > 0) {
       // Segment and image tables get every column of the index table, so one filter clause fits all.
-      const all = new Map<string, FilterColumnType>();
-      for (const column of add.size > 0 ? await store.filterColumns(table) : present) {
+      const all = new Map(add);
+      for (const column of present) {
         const type = columnStorage(index.configuration, column);
         if (type !== null) all.set(column, type);
       }
       for (const part of parts) await store.ensureFilterColumns(part, all);
+    }
+    if (add.size > 0) {
+      failpoint("worker:columns"); // (the other tables have columns the index table has not yet)
+      await store.ensureFilterColumns(table, add);
     }
   }
 
