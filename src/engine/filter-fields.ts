@@ -11,8 +11,8 @@
  *
  * Which fields get a column:
  * - every field named in `filterable.allow` or in `types` (nested paths included);
- * - with `filterable.allow` omitted, also every top-level field found with a scalar value,
- *   up to MAX_FILTER_COLUMNS (nested fields must be named).
+ * - with `filterable.allow` omitted, also every top-level field found with a scalar value or a
+ *   list of them, up to MAX_FILTER_COLUMNS fields (nested fields must be named).
  */
 import type { FieldType, IndexConfiguration } from "./config.js";
 import { readFieldValue, storageType, storedValue, type FieldValue } from "./field-types.js";
@@ -20,7 +20,7 @@ import { FieldRules, isScalar, ownValue, valueAt } from "./fields.js";
 import type { FieldResolver } from "./search/filters.js";
 import type { JsonObject } from "./types.js";
 
-/** Columns a index discovers on its own (named fields are always kept). */
+/** Fields with columns an index discovers on its own, at most (named fields are always kept). */
 export const MAX_FILTER_COLUMNS = 256;
 
 const COLUMN = /^[fl]_(?:[0-9a-f]{2})+$/;
@@ -124,7 +124,8 @@ export function filterValues(
     // `id` is the object's id, also when it is generated or read from another field (--id-field)
     if (!values.has("id") && rules.admits("filterable", "id")) values.set("id", id);
     for (const [key, value] of Object.entries(object)) {
-      if (values.has(key) || !rules.admits("filterable", key)) continue;
+      // (an empty key has no column: `f_` names none, and no filter can name the field)
+      if (key === "" || values.has(key) || !rules.admits("filterable", key)) continue;
       if (isScalar(value)) values.set(key, String(value));
       else if (Array.isArray(value)) values.set(key, readList({ path: key, type: "string", declared: false }, value, errors));
     }
@@ -161,7 +162,7 @@ export interface BatchFilters {
   errors: Map<string, string>;
   /** every column the batch needs (named fields' scalar columns always), with its storage type */
   columns: Map<string, FilterColumnType>;
-  /** the columns of named fields, which the cap on discovered columns never drops */
+  /** the columns of named fields (scalar and list), which the cap on discovered fields never drops */
   named: Set<string>;
 }
 
@@ -173,7 +174,7 @@ export function batchFilters(objects: readonly { id: string; object: JsonObject 
     records: new Map(),
     errors: new Map(),
     columns: new Map(named.map((field) => [filterColumn(field.path), storageType(field.type)])),
-    named: new Set(named.map((field) => filterColumn(field.path))),
+    named: new Set(named.flatMap((field) => [filterColumn(field.path), listColumn(field.path)])),
   };
   for (const { id, object } of objects) {
     const read = filterValues(object, id, config, named, rules);
@@ -191,6 +192,28 @@ export function batchFilters(objects: readonly { id: string; object: JsonObject 
     out.records.set(id, record);
   }
   return out;
+}
+
+/**
+ * The columns of a batch that an index table holding `present` gets: those of named fields and of
+ * fields that have a column already (a field's list column joins its scalar one, and the other way
+ * round), and those of new discovered fields while fewer than MAX_FILTER_COLUMNS fields have
+ * columns: the cap counts fields, so a field's lists are never dropped because its scalars took a
+ * place. `capped`: a discovered field was left out.
+ */
+export function columnsToAdd(present: ReadonlySet<string>, { columns, named }: Pick<BatchFilters, "columns" | "named">): { add: Map<string, FilterColumnType>; capped: boolean } {
+  const fields = new Set([...present].map(filterColumnPath).filter((path) => path !== null));
+  const add = new Map<string, FilterColumnType>();
+  let capped = false;
+  for (const [column, type] of columns) {
+    const path = filterColumnPath(column);
+    if (present.has(column) || path === null) continue;
+    if (named.has(column) || fields.has(path) || fields.size < MAX_FILTER_COLUMNS) {
+      add.set(column, type);
+      fields.add(path);
+    } else capped = true;
+  }
+  return { add, capped };
 }
 
 /**

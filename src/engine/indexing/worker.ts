@@ -21,8 +21,8 @@ import { failpoint } from "../failpoint.js";
 import { hasPendingWork } from "./spawn.js";
 import type { Claim } from "../project-locks.js";
 import { imageTableName, indexTableName, indexTables, partTables, segmentTableName, type IndexProgress, type WorkerState } from "../project.js";
-import { batchFilters, columnStorage, MAX_FILTER_COLUMNS, type BatchFilters } from "../filter-fields.js";
-import type { FilterColumnType, IndexRow, LanceStore, ObjectRow, SegmentRow } from "../store/lance-store.js";
+import { batchFilters, columnStorage, columnsToAdd, MAX_FILTER_COLUMNS, type BatchFilters } from "../filter-fields.js";
+import type { IndexRow, LanceStore, ObjectRow, SegmentRow } from "../store/lance-store.js";
 import type { IndexRecord, JsonObject } from "../types.js";
 import { highlightsEnabled, imageValues, MAX_IMAGES_PER_OBJECT, searchableText, segmentableFields, segmentDelimiter, type ImageValue } from "./extract.js";
 import { segmentText } from "./segment.js";
@@ -403,34 +403,33 @@ class Worker {
   }
 
   /**
-   * Adds the filter columns a batch needs to the index table (and its segments table). Columns
-   * found on their own stop at MAX_FILTER_COLUMNS; named fields always get theirs.
+   * Adds the filter columns a batch needs to the index table and its segment and image tables.
+   * Columns of fields found on their own stop at MAX_FILTER_COLUMNS fields; named fields always
+   * get theirs. The other tables get them first: a search compiles its filter from the index
+   * table's columns and runs it on all of them, so they must never lack one the index table has
+   * (a search between the two writes, or after a worker killed between them, would fail).
    */
-  private async ensureColumns(store: LanceStore, index: IndexRecord, { columns, named }: BatchFilters): Promise<void> {
+  private async ensureColumns(store: LanceStore, index: IndexRecord, filters: BatchFilters): Promise<void> {
     const table = indexTableName(index.id);
     const present = await store.filterColumns(table);
-    let room = MAX_FILTER_COLUMNS - present.size;
-    const add = new Map<string, FilterColumnType>();
-    for (const [column, type] of columns) {
-      if (present.has(column)) continue;
-      if (named.has(column) || room > 0) {
-        add.set(column, type);
-        room--;
-      } else if (!this.capped.has(index.id)) {
-        this.capped.add(index.id);
-        this.log(`${index.id}: more than ${MAX_FILTER_COLUMNS} filterable fields; further fields are not filterable`);
-      }
+    const { add, capped } = columnsToAdd(present, filters);
+    if (capped && !this.capped.has(index.id)) {
+      this.capped.add(index.id);
+      this.log(`${index.id}: more than ${MAX_FILTER_COLUMNS} filterable fields; further fields are not filterable`);
     }
-    if (add.size > 0) await store.ensureFilterColumns(table, add);
     const parts = partTables(index);
     if (parts.length > 0) {
       // Segment and image tables get every column of the index table, so one filter clause fits all.
-      const all = new Map<string, FilterColumnType>();
-      for (const column of add.size > 0 ? await store.filterColumns(table) : present) {
+      const all = new Map(add);
+      for (const column of present) {
         const type = columnStorage(index.configuration, column);
         if (type !== null) all.set(column, type);
       }
       for (const part of parts) await store.ensureFilterColumns(part, all);
+    }
+    if (add.size > 0) {
+      failpoint("worker:columns"); // (the other tables have columns the index table has not yet)
+      await store.ensureFilterColumns(table, add);
     }
   }
 

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseCreateIndexBody } from "../../../src/engine/config.js";
-import { batchFilters, columnStorage, fieldResolver, filterColumn, filterColumnPath, filterValues, isListColumn, listColumn, namedFilterFields } from "../../../src/engine/filter-fields.js";
+import { batchFilters, columnsToAdd, columnStorage, fieldResolver, filterColumn, filterColumnPath, filterValues, isListColumn, listColumn, MAX_FILTER_COLUMNS, namedFilterFields, type FilterColumnType } from "../../../src/engine/filter-fields.js";
 
 const config = (fields: object = {}) => parseCreateIndexBody({ configuration: { index_type: { name: "text" }, fields } }).configuration;
 
@@ -67,6 +67,12 @@ describe("filterValues", () => {
     expect(filterValues({ codes: [1, false, { a: 1 }] }, "x", c, namedFilterFields(c)).values.get("codes")).toBeNull();
   });
 
+  it("without filterable.allow, finds no field under an empty key (it would have no column name, and no filter names it)", () => {
+    const c = config();
+    for (const value of ["e", ["e"]]) expect([...filterValues({ "": value, tag: value }, "x", c, namedFilterFields(c)).values.keys()]).toEqual(["id", "tag"]);
+    expect([...batchFilters([{ id: "x", object: { "": ["e"] } }], c).columns.keys()]).toEqual([filterColumn("id")]);
+  });
+
   it("undeclared objects have no value, and are no error; lists of scalars are read as text", () => {
     const c = config({ filterable: { allow: ["tags", "maker"] } });
     const read = filterValues(product, "p1", c, namedFilterFields(c));
@@ -101,7 +107,7 @@ describe("batchFilters", () => {
       [filterColumn("id")]: "string",
       [filterColumn("colour")]: "string",
     });
-    expect(batch.named).toEqual(new Set([filterColumn("price"), filterColumn("in_stock")]));
+    expect(batch.named).toEqual(new Set(["price", "in_stock"].flatMap((path) => [filterColumn(path), listColumn(path)])));
   });
 
   it("stores lists in the field's list column, next to the scalar column other objects fill", () => {
@@ -124,6 +130,34 @@ describe("batchFilters", () => {
       [listColumn("sizes")]: "double[]",
     });
     expect([columnStorage(c, listColumn("sizes")), columnStorage(c, filterColumn("sizes")), columnStorage(c, "vector")]).toEqual(["double[]", "double", null]);
+  });
+});
+
+describe("columnsToAdd", () => {
+  const fields = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `k${from + i}`);
+  const columns = (entries: [string, FilterColumnType][]) => new Map(entries);
+
+  it("caps the fields found on their own, not the columns: a field's list column joins its scalar one", () => {
+    const present = new Set(fields(MAX_FILTER_COLUMNS).map(filterColumn));
+    const batch = columns([
+      [listColumn("k0"), "string[]"], // a field that has a column: always
+      [filterColumn("new"), "string"], // a field more: over the cap
+      [listColumn("new"), "string[]"],
+    ]);
+    expect(columnsToAdd(present, { columns: batch, named: new Set() })).toEqual({ add: columns([[listColumn("k0"), "string[]"]]), capped: true });
+  });
+
+  it("counts a new field's two columns once, and always adds named fields' columns", () => {
+    const present = new Set(fields(MAX_FILTER_COLUMNS - 1).map(listColumn));
+    const batch = columns([
+      [filterColumn("a"), "string"],
+      [listColumn("a"), "string[]"],
+      [filterColumn("b"), "string"],
+      [listColumn("sizes"), "double[]"],
+    ]);
+    const { add, capped } = columnsToAdd(present, { columns: batch, named: new Set([filterColumn("sizes"), listColumn("sizes")]) });
+    expect([[...add.keys()], capped]).toEqual([[filterColumn("a"), listColumn("a"), listColumn("sizes")], true]);
+    expect(columnsToAdd(new Set([...present, ...add.keys()]), { columns: batch, named: new Set() })).toEqual({ add: new Map(), capped: true });
   });
 });
 
