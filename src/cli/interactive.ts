@@ -162,8 +162,11 @@ async function act(searcher: Reader, key: Exclude<MenuKey, "q">, session: Sessio
 export async function interactiveSearch(searcher: Reader, indexId: string, start: Session, base: Omit<SearchParams, "query" | "offset" | "limit">, extraFields: string[]): Promise<void> {
   const session = { ...start };
   // Every field (and highlights, where the index keeps them) is fetched, so a result can be shown in
-  // full; the table shows the fields asked for.
-  const fetch = () => searcher.search(indexId, { ...base, objectFields: "*", resultFields: base.resultFields ?? "highlights", query: session.query, offset: session.offset, limit: session.limit });
+  // full; the table shows the fields asked for. Highlights fetched for the display do not reorder the
+  // results: the page-through lists them as a pipe or --json does (asked for with --result-fields
+  // highlights, they rank them, there as everywhere).
+  const display = base.resultFields === undefined ? { resultFields: "highlights", highlightsRank: false } : {};
+  const fetch = () => searcher.search(indexId, { ...base, ...display, objectFields: "*", query: session.query, offset: session.offset, limit: session.limit });
   let page: SearchPage = await fetch();
   begin(`semsearch · ${indexId}`);
   try {

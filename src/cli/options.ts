@@ -58,6 +58,12 @@ export function integerArg(value: string): number {
   return Number(value);
 }
 
+/** commander argParser for a number flag: text that is not a number is a usage error (exit 2); its range is the engine's check (exit 4). */
+export function numberArg(value: string): number {
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(value.trim())) throw new InvalidArgumentError(`expected a number, got "${value}"`);
+  return Number(value);
+}
+
 /** commander argParser for a comma-separated list. */
 export function listArg(value: string): string[] {
   return value

@@ -1,7 +1,7 @@
 /** The command tree. Side-effect free: handlers are injected, so tests can check what each command receives. */
 import { Command, InvalidArgumentError, Option } from "commander";
 import { FIELD_TYPES, MAX_LIMIT, UsageError } from "../engine/index.js";
-import { integerArg, keyValueArg, listArg } from "./options.js";
+import { integerArg, keyValueArg, listArg, numberArg } from "./options.js";
 import type * as demo from "./commands/demo-command.js";
 import type * as indexCmds from "./commands/index-commands.js";
 import type * as objectsCmds from "./commands/objects-commands.js";
@@ -249,6 +249,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--filter-file <file>", "read the filter from a file (- for standard input)")
     .option("--result-fields <fields>", "extra result fields: highlights")
     .addOption(new Option("--results-fields <fields>").hideHelp())
+    .option("--semantic-ratio <ratio>", "how much meaning counts against words, 0 (lexical only) to 1 (vectors only); default 0.4", numberArg)
     .addOption(new Option("--mode <mode>", "rank with one part only, for diagnosis").choices(["hybrid", "lexical", "vector"]))
     .option("--jsonl", "one JSON result per line (for jq -c and while read)")
     .option("--all", "follow next through every page (up to 10,000 results); with --jsonl, streamed")

@@ -7,7 +7,13 @@ import type { SearchHit, SearchPage } from "./types.js";
 
 /** One result in the spec's shape (§2.5): `{"id", "object", "highlights"?}`. */
 export function searchResult(hit: SearchHit): unknown {
-  return { id: hit.id, object: hit.object, ...(hit.highlights ? { highlights: hit.highlights } : {}) };
+  return {
+    id: hit.id,
+    object: hit.object,
+    ...(hit.resultScore !== undefined ? { score: hit.resultScore } : {}),
+    ...(hit.explain ? { explain: hit.explain } : {}),
+    ...(hit.highlights ? { highlights: hit.highlights } : {}),
+  };
 }
 
 /** Spec §2.5 / §2.7: `{"results": [...], "pagination": {...}}`. */

@@ -96,6 +96,28 @@ export interface SearchHit {
   image?: string;
   /** Present when highlights were asked for: best first (in image indexes, images first, then text). */
   highlights?: Highlight[];
+  /** `result_fields=score` (extension): the score that orders the results, in the JSON as `score`. */
+  resultScore?: number;
+  /** `result_fields=explain` (extension): what the score is made of. */
+  explain?: ScoreExplanation;
+}
+
+/**
+ * The parts of a result's score (`result_fields=explain`, extension). `ranking` says which score
+ * orders the result: the hybrid fusion `(1 - semantic_ratio) * lexical.normalized + semantic_ratio *
+ * vector.normalized` (a part the object has no score in counts 0 and is null), one part alone, or,
+ * when highlights rank the results (spec §4.4), the best highlight's score.
+ */
+export interface ScoreExplanation {
+  ranking: "hybrid" | "lexical" | "vector" | "highlight";
+  /** BM25, and divided by the query's best BM25 */
+  lexical?: { score: number; normalized: number } | null;
+  /** cosine similarity, and min-max scaled over the candidates */
+  vector?: { similarity: number; normalized: number } | null;
+  semantic_ratio?: number;
+  /** the fused score of the ranking without highlights */
+  fused?: number;
+  highlight?: { score: number };
 }
 
 export interface SearchPage {

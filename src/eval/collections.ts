@@ -1,9 +1,12 @@
 /**
  * Loaders for the evaluation collections in ../shared/eval (read in place, never copied):
- * BEIR SciFact, Cranfield 1400 and CISI. Each becomes documents, queries and graded judgments.
+ * BEIR SciFact, Cranfield 1400 and CISI; and the project's own `ranking` collection
+ * (fixtures/ranking: notes and products with everyday queries, typos among them, written for it).
+ * Each becomes documents, queries and graded judgments.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 
 export interface EvalDocument {
   id: string;
@@ -28,7 +31,7 @@ export interface Collection {
   qrels: Qrels;
 }
 
-export const COLLECTIONS = ["scifact", "cranfield", "cisi"] as const;
+export const COLLECTIONS = ["scifact", "cranfield", "cisi", "ranking"] as const;
 /** Image collections: not in the default run (they need a CLIP model, which is downloaded or a folder). */
 export const IMAGE_COLLECTIONS = ["coco-mini"] as const;
 export type CollectionName = (typeof COLLECTIONS)[number];
@@ -144,8 +147,23 @@ export function loadCocoMini(dir: string): Collection {
   return { name: "coco-mini", documents, queries: judged(queries, qrels), qrels };
 }
 
+/** The project's own collection: fixtures/ranking (corpus.jsonl of {id, title, body}; queries.jsonl of {id, text, relevant: {doc: gain}}). */
+export function loadRanking(dir = fileURLToPath(new URL("../../fixtures/ranking", import.meta.url))): Collection {
+  const lines = (file: string) => readFileSync(path.join(dir, file), "utf8").split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as Record<string, unknown>);
+  const documents = lines("corpus.jsonl").map((doc) => ({ id: String(doc.id), title: String(doc.title), text: String(doc.body) }));
+  const qrels: Qrels = new Map();
+  const queries: EvalQuery[] = [];
+  for (const query of lines("queries.jsonl")) {
+    queries.push({ id: String(query.id), text: String(query.text) });
+    for (const [doc, gain] of Object.entries(query.relevant as Record<string, number>)) addJudgment(qrels, String(query.id), doc, gain);
+  }
+  return { name: "ranking", documents, queries: judged(queries, qrels), qrels };
+}
+
 export function loadCollection(name: CollectionName | "scifact-train" | "coco-mini", evalDir: string): Collection {
   switch (name) {
+    case "ranking":
+      return loadRanking();
     case "coco-mini":
       return loadCocoMini(path.join(evalDir, "coco-mini-cc"));
     case "scifact":

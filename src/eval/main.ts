@@ -84,7 +84,9 @@ export async function evaluateMode(
   const latencies: number[] = [];
   for (const query of collection.queries) {
     const start = performance.now();
-    const page = await engine.search(indexId, { query: query.text, limit: 100, mode, vectorWeight });
+    // (a fusion weight is the semantic ratio of a hybrid search; the engine takes one or a mode)
+    const ranking = vectorWeight !== undefined && mode === "hybrid" ? { semanticRatio: vectorWeight } : { mode };
+    const page = await engine.search(indexId, { query: query.text, limit: 100, ...ranking });
     latencies.push(performance.now() - start);
     perQuery.push(scoreQuery(page.hits.map((hit) => hit.id), collection.qrels.get(query.id) as Map<string, number>));
   }

@@ -39,13 +39,13 @@ export interface LocalChannel {
 }
 
 const STRING_PARAMS = ["query", "objectFields", "resultFields", "mode", "filter"] as const;
-const NUMBER_PARAMS = ["limit", "offset", "vectorWeight"] as const;
+const NUMBER_PARAMS = ["limit", "offset", "semanticRatio"] as const;
 
 /** A search's parameters, only those a search takes, each of its type. */
 function searchParams(given: unknown): SearchParams {
   if (typeof given !== "object" || given === null || Array.isArray(given)) throw new UsageError("BAD_REQUEST", "The local search has no parameters object");
   const params: Record<string, unknown> = {};
-  for (const [names, type] of [[STRING_PARAMS, "string"], [NUMBER_PARAMS, "number"], [["snippets", "fieldWarnings"], "boolean"]] as const) {
+  for (const [names, type] of [[STRING_PARAMS, "string"], [NUMBER_PARAMS, "number"], [["snippets", "fieldWarnings", "highlightsRank"], "boolean"]] as const) {
     for (const name of names) {
       const value: unknown = Object.hasOwn(given, name) ? (given as Record<string, unknown>)[name] : undefined;
       if (value === undefined) continue;

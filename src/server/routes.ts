@@ -113,6 +113,7 @@ const search: Route["handle"] = async ({ engine, params, query }) => {
     objectFields: q.object_fields,
     resultFields: q.result_fields ?? q.results_fields,
     mode: q.mode,
+    ...(q.semantic_ratio === undefined ? {} : { semanticRatio: Number(q.semantic_ratio) }),
     filter: q.filter_query,
     snippets: false,
   });

@@ -18,6 +18,7 @@ export const SearchQuerySchema = v.strictObject({
   limit: v.optional(WholeNumber(`Results per page (1 to ${MAX_LIMIT}, default 10).`)),
   filter_query: v.optional(v.pipe(v.string(), v.description("A filter in the syntax of `semsearch search --filter`, e.g. `price:<20 AND in_stock:true`."))),
   mode: v.optional(v.pipe(v.picklist(["hybrid", "lexical", "vector"], "expected hybrid, lexical or vector"), v.description("Rank with one part of a hybrid index only, for diagnosis (default: hybrid)."))),
+  semantic_ratio: v.optional(v.pipe(v.string(), v.regex(/^(0(\.\d{1,15})?|1(\.0{1,15})?|\.\d{1,15})$/, "expected a number from 0 to 1"), v.description("Extension: how much the vector part counts, from 0 (lexical only) to 1 (vectors only); default 0.4, the tuned fusion weight."))),
 });
 
 export const ListObjectsQuerySchema = v.strictObject({

@@ -15,6 +15,7 @@ export interface SearchOptions extends GlobalOptions {
   resultFields?: string;
   resultsFields?: string;
   mode?: string;
+  semanticRatio?: number;
   filter?: string;
   queryFile?: string;
   filterFile?: string;
@@ -135,6 +136,7 @@ export async function searchCommand(indexId: string, queryWords: string[], optio
     objectFields: options.objectFields,
     resultFields: options.resultFields ?? options.resultsFields,
     mode: options.mode,
+    semanticRatio: options.semanticRatio,
     filter,
     snippets: mode === "table" || mode === "interactive",
     fieldWarnings: true, // (said on stderr; a server's HTTP answers carry none)

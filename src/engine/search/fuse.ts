@@ -49,6 +49,9 @@ export interface HybridParts {
 export interface FusedParts {
   scores: Float64Array;
   nearestOnly: Int32Array;
+  /** what the parts were normalised by: the best BM25, and the cosines' min-max scaling */
+  lexicalBest: number;
+  scaled(cosine: number): number;
 }
 
 /**
@@ -94,7 +97,7 @@ export function fuseWeighted(parts: HybridParts, vectorWeight: number = DEFAULT_
     nearestOnly[c - lexical.length] = k;
     scores[c++] = vectorWeight * scaled(nearest[k] as number);
   }
-  return { scores, nearestOnly };
+  return { scores, nearestOnly, lexicalBest: best, scaled };
 }
 
 /** A ranked list, sorted only as far as it is read. */

@@ -1,5 +1,6 @@
 /** Ranking the rows of one table (objects or highlight segments) for a query, in each mode. */
 import type { Snapshot } from "../store/lance-store.js";
+import type { ScoreExplanation } from "../types.js";
 import { cosines, reorderRows, scoredIds, withTopFirst, type RowVectors, type ScoredRows } from "../store/rows.js";
 import { compareRanked, fuseWeighted, LEXICAL_RESCORE_DEPTH, rankedCandidates, rankedList, type Ranked, type ScoredId } from "./fuse.js";
 import { MAX_RESULTS, SMALL_FILTERED_SET, VECTOR_CANDIDATES } from "./limits.js";
@@ -8,6 +9,8 @@ import type { SearchMode } from "./request.js";
 
 export interface Ranking {
   ranked: Ranked;
+  /** What the scores of some ranked ids are made of (`result_fields=explain`). */
+  explain(ids: readonly string[]): Map<string, ScoreExplanation>;
   /** the total before paging (rules 7-9): pageTotal grows a minimum with the page */
   estimate: TotalEstimate;
   /** whether `ranked` holds every retrievable result (else more may follow it) */
@@ -97,6 +100,14 @@ function scoredRowsOf(items: readonly ScoredId[]): ScoredRows {
   return { ids: items.map((item) => item.id), scores: Float64Array.from(items, (item) => item.score) };
 }
 
+/** An explain function over a ranked list: each wanted id's explanation from its score. */
+function explainEach(ranked: readonly ScoredId[], of: (score: number) => ScoreExplanation): Ranking["explain"] {
+  return (ids) => {
+    const wanted = new Set(ids);
+    return new Map(ranked.filter((item) => wanted.has(item.id)).map((item) => [item.id, of(item.score)]));
+  };
+}
+
 /** The best score of each object among scored parts (images), best first. */
 export function bestPerObject(parts: readonly { object_id: string; score: number }[]): ScoredId[] {
   const best = new Map<string, number>();
@@ -154,8 +165,28 @@ async function rankHybrid(store: Snapshot, table: string, q: RankQuery, keep: nu
   const matches = lexical.ids.length;
   const idOf = (candidate: number) => (candidate < matches ? lexical.ids[candidate] : nearest.ids[fused.nearestOnly[candidate - matches] as number]) as string;
   const ranked = rankedCandidates(fused.scores, idOf, keep);
+  const explain = (ids: readonly string[]) => {
+    const wanted = new Set(ids);
+    const out = new Map<string, ScoreExplanation>();
+    const part = (lexicalScore: number | null, cosine: number | null, score: number): ScoreExplanation => ({
+      ranking: "hybrid",
+      lexical: lexicalScore === null ? null : { score: lexicalScore, normalized: fused.lexicalBest > 0 ? lexicalScore / fused.lexicalBest : 0 },
+      vector: cosine === null || Number.isNaN(cosine) ? null : { similarity: cosine, normalized: fused.scaled(cosine) },
+      semantic_ratio: q.vectorWeight,
+      fused: score,
+    });
+    for (let c = 0; c < fused.scores.length; c++) {
+      const id = idOf(c);
+      if (!wanted.has(id) || out.has(id)) continue;
+      const at = c < matches ? (nearestOf[c] as number) : (fused.nearestOnly[c - matches] as number);
+      const cosine = at >= 0 ? (nearest.scores[at] as number) : c < rescored.length ? (rescored[c] as number) : null;
+      out.set(id, part(c < matches ? (lexical.scores[c] as number) : null, cosine, fused.scores[c] as number));
+    }
+    return out;
+  };
   return {
     ranked,
+    explain,
     estimate: hybridTotal(nearest.ids.length, matches, Math.min(fused.scores.length, MAX_RESULTS), matches >= MAX_RESULTS),
     // (the union of every lexical match and the nearest is every result, unless either was cut)
     whole: matches < keep && fused.scores.length <= keep,
@@ -205,13 +236,16 @@ async function nearestPages(vectors: VectorSource, vector: Float32Array, want: n
 async function rankByMode(store: Snapshot, table: string, q: RankQuery, depth: number, vectors: VectorSource): Promise<Ranking> {
   if (q.mode === "lexical") {
     const ranked = scoredIds(await lexicalRows(store, table, q, depth, 0)).sort(compareRanked);
-    return { ranked: rankedList(ranked), estimate: { total: ranked.length, exact: ranked.length < depth }, whole: ranked.length < depth };
+    const best = ranked[0]?.score ?? 0;
+    const explain = explainEach(ranked, (score) => ({ ranking: "lexical", lexical: { score, normalized: best > 0 ? score / best : 0 } }));
+    return { ranked: rankedList(ranked), explain, estimate: { total: ranked.length, exact: ranked.length < depth }, whole: ranked.length < depth };
   }
   if (q.mode === "vector") {
     const window = depth < MAX_RESULTS ? depth : neuralWindow(q.offset, q.limit);
     const want = Math.max(window, depth < MAX_RESULTS ? 0 : Math.min(vectorCandidates(q), MAX_RESULTS));
     const ranked = await nearestPages(vectors, q.vector, want, q);
-    return { ranked: rankedList(ranked), estimate: neuralTotal(want, ranked.length), whole: ranked.length < want };
+    const explain = explainEach(ranked, (score) => ({ ranking: "vector", vector: { similarity: score, normalized: score } }));
+    return { ranked: rankedList(ranked), explain, estimate: neuralTotal(want, ranked.length), whole: ranked.length < want };
   }
   return rankHybrid(store, table, q, depth, Math.min(depth, LEXICAL_RESCORE_DEPTH), vectors);
 }

@@ -14,21 +14,29 @@ export interface SearchParams {
   offset?: number;
   /** `*` for every field, or a comma-separated list (default `id`). */
   objectFields?: string;
-  /** Comma-separated; `highlights` is the only value. `results_fields` is accepted as an alias. */
+  /** Comma-separated: `highlights`, and the extensions `score` and `explain`. `results_fields` is accepted as an alias. */
   resultFields?: string;
   /**
    * Which parts of a hybrid index rank the results (semsearch extension, for diagnosis and evaluation):
    * `hybrid` (default), `lexical` or `vector`. Neural-only indexes have only `vector`.
    */
   mode?: string;
-  /** Weight of the vector part in hybrid fusion, 0..1 (default DEFAULT_VECTOR_WEIGHT); for evaluation and tuning. */
-  vectorWeight?: number;
+  /**
+   * How much the vector part counts against the lexical part, 0..1 (semsearch extension, Meilisearch's
+   * `semanticRatio`; default DEFAULT_VECTOR_WEIGHT): 0 ranks lexically only, 1 by vectors only.
+   */
+  semanticRatio?: number;
   /** A filter in the filter language (search/filter-syntax.ts); empty filters nothing out. */
   filter?: string;
   /** false: leave each hit's searchable `text` empty (it is only for snippets; default true). */
   snippets?: boolean;
   /** true: say in the page's `warnings` when the filter or the object fields name a field no object has (for a person; costs a count or a sample). */
   fieldWarnings?: boolean;
+  /**
+   * false: highlights do not reorder the results (the page-through shows highlights in the order a
+   * pipe prints). Default true: with `highlights`, objects are ranked by their best highlight (spec §4.4).
+   */
+  highlightsRank?: boolean;
 }
 
 export const SEARCH_MODES = ["hybrid", "lexical", "vector"] as const;
@@ -41,14 +49,19 @@ export interface SearchRequest {
   /** null: every field. */
   objectFields: string[] | null;
   highlights: boolean;
+  /** result_fields `score` and `explain` (extensions) */
+  score: boolean;
+  explain: boolean;
   /** null: the index's own mode. */
   mode: SearchMode | null;
-  vectorWeight: number | null;
+  /** null: the default fusion weight. */
+  semanticRatio: number | null;
   /** null: no filter. */
   filter: FilterNode | null;
 }
 
-export const RESULT_FIELDS = ["highlights"] as const;
+/** `highlights` (the spec's); `score` and `explain` (extensions). */
+export const RESULT_FIELDS = ["highlights", "score", "explain"] as const;
 
 function splitList(value: string): string[] {
   return value
@@ -83,10 +96,16 @@ export function parseSearchParams(params: SearchParams): SearchRequest {
       issues: [{ path: "mode", message: `unknown value "${params.mode}"` }],
     });
   }
-  const weight = params.vectorWeight;
-  if (weight !== undefined && !(weight >= 0 && weight <= 1)) {
-    throw new ValidationError("INVALID_PARAMETER", `vector weight must be from 0 to 1, got ${weight}`, {
-      issues: [{ path: "vector_weight", message: "must be from 0 to 1" }],
+  const ratio = params.semanticRatio;
+  if (ratio !== undefined && !(ratio >= 0 && ratio <= 1)) {
+    throw new ValidationError("INVALID_PARAMETER", `semantic_ratio must be from 0 to 1, got ${ratio}`, {
+      issues: [{ path: "semantic_ratio", message: "must be from 0 (lexical only) to 1 (vectors only)" }],
+    });
+  }
+  if (ratio !== undefined && params.mode !== undefined) {
+    throw new ValidationError("INVALID_PARAMETER", "Give semantic_ratio or mode, not both", {
+      issues: [{ path: "semantic_ratio", message: "given with mode" }],
+      hint: "semantic_ratio 0 is lexical only, 1 vectors only.",
     });
   }
   return {
@@ -95,8 +114,10 @@ export function parseSearchParams(params: SearchParams): SearchRequest {
     offset,
     objectFields: fields.includes("*") ? null : fields,
     highlights: resultFields.includes("highlights"),
-    mode: (params.mode as SearchMode | undefined) ?? null,
-    vectorWeight: weight ?? null,
+    score: resultFields.includes("score"),
+    explain: resultFields.includes("explain"),
+    mode: (params.mode as SearchMode | undefined) ?? (ratio === 0 ? "lexical" : ratio === 1 ? "vector" : null),
+    semanticRatio: ratio ?? null,
     filter: params.filter === undefined ? null : parseFilter(params.filter),
   };
 }

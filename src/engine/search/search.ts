@@ -13,7 +13,7 @@ import { failpoint } from "../failpoint.js";
 import { imageTableName, indexTableName, indexTables, segmentTableName } from "../project.js";
 import type { Snapshot } from "../store/lance-store.js";
 import { withTopFirst } from "../store/rows.js";
-import type { IndexRecord, JsonObject, SearchHit, SearchPage } from "../types.js";
+import type { IndexRecord, JsonObject, ScoreExplanation, SearchHit, SearchPage } from "../types.js";
 import { DEFAULT_VECTOR_WEIGHT, LEXICAL_RESCORE_DEPTH, type ScoredId } from "./fuse.js";
 import {
   combineSegments,
@@ -31,11 +31,17 @@ import { filterFieldWarning, objectFieldWarning } from "./field-warnings.js";
 import { MAX_RESULTS } from "./limits.js";
 import { pageTotal, paginate } from "./paginate.js";
 import { bestImageVectors, rankRows, type RankQuery } from "./rank.js";
-import { parseSearchParams, projectObject, type SearchMode, type SearchParams } from "./request.js";
+import { parseSearchParams, projectObject, type SearchMode, type SearchParams, type SearchRequest } from "./request.js";
 
 /** The mode a search runs in: the index's own unless asked otherwise; a neural-only index has no lexical part. */
-function searchMode(index: IndexRecord, asked: SearchMode | null): SearchMode {
+function searchMode(index: IndexRecord, request: SearchRequest): SearchMode {
+  const asked = request.mode;
   if (!isNeuralOnly(index.configuration)) return asked ?? "hybrid";
+  if (request.semanticRatio !== null && request.semanticRatio < 1) {
+    throw new ValidationError("INVALID_PARAMETER", `Index ${index.id} is neural-only: it has no lexical part for semantic_ratio ${request.semanticRatio}`, {
+      issues: [{ path: "semantic_ratio", message: "neural-only indexes search vectors only (semantic_ratio 1)" }],
+    });
+  }
   if (asked === null || asked === "vector") return "vector";
   throw new ValidationError("INVALID_PARAMETER", `Index ${index.id} is neural-only: it has no lexical part for mode "${asked}"`, {
     issues: [{ path: "mode", message: "neural-only indexes search vectors only" }],
@@ -86,7 +92,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const request = parseSearchParams(params);
   const index = await findIndex(ctx, indexId);
   const table = indexTableName(index.id);
-  const mode = searchMode(index, request.mode);
+  const mode = searchMode(index, request);
   // Loading the model is most of a cold start: overlap it with opening the database.
   const queryVector = ctx.embedQuery(indexModel(index), request.query);
   queryVector.catch(() => {});
@@ -143,22 +149,25 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
     mode,
     text: request.query,
     vector: vector as Float32Array,
-    vectorWeight: request.vectorWeight ?? DEFAULT_VECTOR_WEIGHT,
+    vectorWeight: request.semanticRatio ?? DEFAULT_VECTOR_WEIGHT,
     offset: request.offset,
     limit: request.limit,
     where,
     filtered,
     ...(lexical ? { lexical } : {}),
   };
-  const { ranked: regular, estimate, whole } = await rankRows(store, table, q, undefined, image ? bestImageVectors(store, imageTableName(index.id)) : undefined);
+  const regularRanking = await rankRows(store, table, q, undefined, image ? bestImageVectors(store, imageTableName(index.id)) : undefined);
+  const { ranked: regular, estimate, whole } = regularRanking;
   const segments = request.highlights && highlightsEnabled(index.configuration) ? await bestSegments(store, index, q) : null;
   // An image index ranks an object by its best image already: its highlights do not reorder results.
   // (Only the page is ranked in full order, unless highlights put objects before the regular ranking.)
-  const ranked: ScoredId[] = segments && !image ? rankByHighlights(segments, regular.top(MAX_RESULTS)) : regular.top(request.offset + request.limit);
-  const available = segments && !image ? ranked.length : regular.count;
+  const byHighlights = segments !== null && !image && params.highlightsRank !== false;
+  const ranked: ScoredId[] = byHighlights ? rankByHighlights(segments, regular.top(MAX_RESULTS)) : regular.top(request.offset + request.limit);
+  const available = byHighlights ? ranked.length : regular.count;
 
   const page = ranked.slice(request.offset, request.offset + request.limit);
   const ids = page.map((hit) => hit.id);
+  const explained = request.explain ? regularRanking.explain(ids) : null;
   // The searchable text is for snippets in tables; JSON callers do not ask for it.
   const [objects, texts, images] = await Promise.all([
     store.getObjects(ids),
@@ -176,6 +185,8 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
     const object = JSON.parse(row.body) as JsonObject;
     shown.push(object);
     const hit: SearchHit = { id, score, object: projectObject(id, rules.crawled(object), request.objectFields), text: texts.get(id) ?? "" };
+    if (request.score) hit.resultScore = score;
+    if (explained) hit.explain = explainHit(explained.get(id), byHighlights ? segments?.get(id) : undefined, score);
     const best = pictures.get(id)?.[0];
     if (best && params.snippets !== false) hit.image = displayReference(best.media_identifier);
     if (request.highlights) {
@@ -189,6 +200,12 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const first = available > regular.count ? { ...estimate, exact: false } : estimate;
   const total = pageTotal(first, request.offset, request.limit, available, whole);
   return withWarnings(withState({ hits, pagination: paginate(request.offset, request.limit, available, total) }), shown);
+}
+
+/** A result's explanation: its regular ranking's parts, and when highlights ranked it, its best highlight's score. */
+function explainHit(regular: ScoreExplanation | undefined, highlighted: readonly SegmentHit[] | undefined, score: number): ScoreExplanation {
+  const parts = regular ?? { ranking: "hybrid" as const };
+  return highlighted && highlighted.length > 0 ? { ...parts, ranking: "highlight", highlight: { score } } : parts;
 }
 
 /**

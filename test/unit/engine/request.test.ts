@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../../src/engine/errors.js";
 import { parseSearchParams, projectObject } from "../../../src/engine/search/request.js";
+import { validationError } from "../../helpers/errors.js";
 
 describe("parseSearchParams", () => {
   it("defaults: limit 10, offset 0, object fields id, no highlights", () => {
@@ -11,7 +12,7 @@ describe("parseSearchParams", () => {
       objectFields: ["id"],
       highlights: false,
       mode: null,
-      vectorWeight: null,
+      semanticRatio: null,
       filter: null,
     });
   });
@@ -33,9 +34,18 @@ describe("parseSearchParams", () => {
     expect(parseSearchParams({ query: "q", objectFields: " title, body ,," }).objectFields).toEqual(["title", "body"]);
     expect(parseSearchParams({ query: "q", objectFields: "title,*" }).objectFields).toBeNull();
   });
-  it("takes a vector weight from 0 to 1, both ends included", () => {
-    expect(parseSearchParams({ query: "q", vectorWeight: 0 }).vectorWeight).toBe(0);
-    expect(parseSearchParams({ query: "q", vectorWeight: 1 }).vectorWeight).toBe(1);
+  it("takes a semantic ratio from 0 to 1: 0 is the lexical mode, 1 the vector mode, between them hybrid", () => {
+    expect(parseSearchParams({ query: "q", semanticRatio: 0 })).toMatchObject({ semanticRatio: 0, mode: "lexical" });
+    expect(parseSearchParams({ query: "q", semanticRatio: 1 })).toMatchObject({ semanticRatio: 1, mode: "vector" });
+    expect(parseSearchParams({ query: "q", semanticRatio: 0.7 })).toMatchObject({ semanticRatio: 0.7, mode: null });
+    expect(parseSearchParams({ query: "q" })).toMatchObject({ semanticRatio: null, mode: null });
+  });
+  it.each([-0.1, 1.01, Number.NaN, Infinity])("refuses a semantic ratio of %s, naming the range", (ratio) => {
+    const error = validationError(() => parseSearchParams({ query: "q", semanticRatio: ratio }));
+    expect([error.issues?.[0]?.path, error.message]).toEqual(["semantic_ratio", `semantic_ratio must be from 0 to 1, got ${ratio}`]);
+  });
+  it("refuses a semantic ratio with a mode", () => {
+    expect(validationError(() => parseSearchParams({ query: "q", semanticRatio: 0.5, mode: "hybrid" })).message).toBe("Give semantic_ratio or mode, not both");
   });
   it("accepts highlights", () => {
     expect(parseSearchParams({ query: "q", resultFields: "highlights" }).highlights).toBe(true);
@@ -49,7 +59,7 @@ describe("parseSearchParams", () => {
     [{ query: "q", offset: 10_000 }, "offset"],
     [{ query: "q", resultFields: "scores" }, "result_fields"],
     [{ query: "q", mode: "fuzzy" }, "mode"],
-    [{ query: "q", vectorWeight: 1.5 }, "vector_weight"],
+    [{ query: "q", semanticRatio: 1.5 }, "semantic_ratio"],
   ])("rejects %j", (params, path) => {
     try {
       parseSearchParams(params);

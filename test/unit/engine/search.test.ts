@@ -157,7 +157,7 @@ describe("search: pages of one ranked list", () => {
     const lexical = scoredIds(await store.textSearch(indexTableName(HYBRID.id), "alpha beta", MAX_RESULTS));
     for (const weight of [0.4, 0.9]) {
       const expected = oracleHybrid({ rows, lexical, query: queryVector("alpha beta"), weight });
-      const page = await run(HYBRID, { query: "alpha beta", limit: 1000, vectorWeight: weight });
+      const page = await run(HYBRID, { query: "alpha beta", limit: 1000, semanticRatio: weight });
       expect(page.hits.map((hit) => hit.id)).toEqual(expected.map((item) => item.id));
       page.hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]?.score as number, 9));
     }

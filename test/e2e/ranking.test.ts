@@ -1,0 +1,121 @@
+/**
+ * Ranking controls through the real CLI and server, on the project's own ranking collection
+ * (fixtures/ranking: notes and products): the semantic ratio, scores and their parts in results,
+ * and one order for one query whatever shows it (a pipe, --json, HTTP, the page-through).
+ */
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
+import { KEY, Terminal } from "../helpers/pty.js";
+import { call, serve, type Served } from "../helpers/serve.js";
+
+interface Explain {
+  ranking: string;
+  lexical?: { score: number; normalized: number } | null;
+  vector?: { similarity: number; normalized: number } | null;
+  semantic_ratio?: number;
+  fused?: number;
+  highlight?: { score: number };
+}
+interface Result {
+  id: string;
+  score?: number;
+  explain?: Explain;
+  highlights?: unknown[];
+}
+interface Response {
+  results: Result[];
+  pagination: { statistics: { total: number; total_calculation: string } };
+}
+
+const project = tempProject();
+let index = "";
+let server: Served | undefined;
+const search = (query: string, ...args: string[]) => cliJson<Response>(project, ["search", index, query, "--in-process", ...args]);
+const ids = (response: Response) => response.results.map((result) => result.id);
+
+beforeAll(async () => {
+  await cliJson(project, ["objects", "add", path.join(ROOT, "fixtures", "ranking", "corpus.jsonl")]);
+  index = (await cliJson(project, ["index", "create", "--searchable", "title,body", "--highlights", "--wait"])).id;
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe("--semantic-ratio (HTTP semantic_ratio)", () => {
+  it("0 ranks as the lexical mode, 1 as the vector mode, totals included; between them, hybrid at that weight", async () => {
+    const query = "how often should I oil my bicycle";
+    expect(await search(query, "--semantic-ratio", "0", "--limit", "50")).toEqual(await search(query, "--mode", "lexical", "--limit", "50"));
+    expect(await search(query, "--semantic-ratio", "1", "--limit", "50")).toEqual(await search(query, "--mode", "vector", "--limit", "50"));
+    const half = await search(query, "--semantic-ratio", "0.5", "--result-fields", "explain");
+    expect(half.results.every((result) => result.explain?.semantic_ratio === 0.5)).toBe(true);
+  });
+
+  it("refuses what is not a number (exit 2) or outside 0..1 (exit 4, naming the range), and a ratio with --mode", async () => {
+    const word = await runCli(["--project", project, "search", index, "tea", "--semantic-ratio", "half"]);
+    expect([word.exitCode, word.stderr]).toEqual([2, expect.stringContaining('expected a number, got "half"')]);
+    for (const ratio of ["1.5", "-0.1"]) {
+      const out = await runCli(["--project", project, "--json", "search", index, "tea", "--semantic-ratio", ratio]);
+      expect([out.exitCode, JSON.parse(out.stderr).errors[0].issues[0].path], ratio).toEqual([4, "semantic_ratio"]);
+    }
+    const both = await runCli(["--project", project, "--json", "search", index, "tea", "--semantic-ratio", "0.5", "--mode", "lexical"]);
+    expect([both.exitCode, JSON.parse(both.stderr).errors[0].message]).toEqual([4, "Give semantic_ratio or mode, not both"]);
+  });
+});
+
+describe("scores in results (result_fields score, explain)", () => {
+  it("give the score that orders the results, and its parts, which add up to it", async () => {
+    const response = await search("keep my drinks hot", "--result-fields", "score,explain", "--limit", "20");
+    const scores = response.results.map((result) => result.score as number);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+    for (const { score, explain } of response.results) {
+      expect(explain?.ranking).toBe("hybrid");
+      const ratio = explain?.semantic_ratio as number;
+      const parts = (1 - ratio) * (explain?.lexical?.normalized ?? 0) + ratio * (explain?.vector?.normalized ?? 0);
+      expect(parts).toBeCloseTo(score as number, 9);
+      expect(explain?.fused).toBe(score);
+    }
+    // without them, the spec's shape: no score
+    expect(Object.keys((await search("keep my drinks hot")).results[0] as object)).toEqual(["id", "object"]);
+    // ranked by highlights: the best highlight's score is the score, and says so
+    const highlighted = await search("tea", "--result-fields", "score,explain,highlights");
+    const first = highlighted.results[0] as Result;
+    expect(first.explain).toMatchObject({ ranking: "highlight", highlight: { score: first.score } });
+  });
+
+  it("the table shows the same score", async () => {
+    const json = await search("charge my phone on the go", "--result-fields", "score", "--limit", "5");
+    const tsv = await runCli(["--project", project, "search", index, "charge my phone on the go", "--limit", "5", "--in-process"]);
+    const rows = tsv.stdout.trim().split("\n").slice(1).map((line) => line.split("\t"));
+    expect(rows.map((row) => [row[1], Number(row[2])])).toEqual(json.results.map((result) => [result.id, Number((result.score as number).toFixed(3))]));
+  });
+});
+
+describe("one order for one query", () => {
+  it("in a pipe, --json, HTTP and the page-through, which shows highlights without reordering", async () => {
+    // (a query whose highlights rank its results in another order than its regular ranking)
+    const query = "rain";
+    const json = ids(await search(query, "--limit", "8"));
+    expect(ids(await search(query, "--limit", "8", "--result-fields", "highlights"))).not.toEqual(json);
+    const tsv = await runCli(["--project", project, "search", index, query, "--limit", "8", "--in-process"]);
+    expect(tsv.stdout.trim().split("\n").slice(1).map((line) => line.split("\t")[1])).toEqual(json);
+    // the page-through fetches highlights to show them: they do not reorder it
+    const terminal = new Terminal(["--project", project, "search", index, query, "--limit", "8", "--in-process"], { cols: 160, rows: 50 });
+    try {
+      const shown = await terminal.waitFor(/◆\s+What next\?/);
+      const listed = [...shown.matchAll(/│ \d+ +│ ([np]\d\d) /g)].map((match) => match[1]);
+      expect(listed).toEqual(json);
+      await terminal.type("q", KEY.enter);
+    } finally {
+      terminal.kill();
+    }
+    server = await serve(project, ["--no-auth"]);
+    const answer = await call(`${server.url}/v1/indexes/${index}/search?query=${query}&limit=8`, null);
+    expect(answer.json.results.map((result: Result) => result.id)).toEqual(json);
+    // HTTP takes the same extensions
+    const scored = await call(`${server.url}/v1/indexes/${index}/search?query=${query}&limit=3&semantic_ratio=0&result_fields=score`, null);
+    expect(scored.json.results.map((result: Result) => [result.id, result.score])).toEqual((await search(query, "--semantic-ratio", "0", "--limit", "3", "--result-fields", "score")).results.map((result) => [result.id, result.score]));
+    const bad = await call(`${server.url}/v1/indexes/${index}/search?query=${query}&semantic_ratio=2`, null);
+    expect(bad.status).toBe(422);
+  });
+});
