@@ -11,6 +11,8 @@ describe("parseSearchParams", () => {
       offset: 0,
       objectFields: ["id"],
       highlights: false,
+      score: false,
+      explain: false,
       mode: null,
       semanticRatio: null,
       filter: null,
