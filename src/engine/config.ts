@@ -7,6 +7,7 @@ import { NotFoundError, ValidationError, type ErrorIssue } from "./errors.js";
 import { fieldRule, FieldRules, isPlainObject, pathSegments, ruleAdmits, setOwn, type RuleKind } from "./fields.js";
 import { compileDelimiter } from "./indexing/segment.js";
 import { MODEL_DTYPES } from "./embedding/model-spec.js";
+import { TOKENIZER_LANGUAGES, TOKENIZER_OPTIONS } from "./tokenizer.js";
 
 /** Field types a filterable field can be declared as (`configuration.fields.types`). */
 export const FIELD_TYPES = ["string", "int", "float", "bool", "datetime"] as const;
@@ -66,6 +67,16 @@ const ConfigurationSchema = v.strictObject({
   model: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(4096))),
   /** semsearch extension: the ONNX weights of a Hugging Face model, `q8` or `fp32` (default: q8 where the model offers it). */
   model_dtype: v.optional(v.picklist(MODEL_DTYPES)),
+  /** semsearch extension: how the full-text part cuts words (tokenizer.ts; default DEFAULT_TOKENIZER). */
+  tokenizer: v.optional(
+    v.strictObject({
+      stem: v.optional(v.boolean()),
+      stop_words: v.optional(v.boolean()),
+      ascii_folding: v.optional(v.boolean()),
+      lowercase: v.optional(v.boolean()),
+      language: v.optional(v.picklist(TOKENIZER_LANGUAGES, `expected one of ${TOKENIZER_LANGUAGES.join(", ")}`)),
+    }),
+  ),
 });
 
 /**
@@ -90,8 +101,11 @@ function describeIssue(issue: v.BaseIssue<unknown>): ErrorIssue {
   const keys = (issue.path ?? []).map((item) => String(item.key));
   if (issue.type === "strict_object" && issue.expected === "never" && keys.length > 0) {
     const unknown = keys.pop() as string;
-    return { path: keys.join(".") || "(body)", message: `unknown key "${unknown}"` };
+    const path = keys.join(".") || "(body)";
+    if (path === "configuration.tokenizer") return { path, message: `unknown tokenizer option "${unknown}"; the options are ${TOKENIZER_OPTIONS.join(", ")}` };
+    return { path, message: `unknown key "${unknown}"` };
   }
+  if (issue.type === "picklist" && keys.join(".") === "configuration.tokenizer.language") return { path: keys.join("."), message: `${issue.message}, got ${issue.received}` };
   const path = keys.join(".") || "(body)";
   if (issue.received === "undefined") return { path, message: "required, but missing" };
   if (issue.type === "custom") return { path, message: issue.message };
@@ -129,6 +143,7 @@ export function parseCreateIndexBody(body: unknown): CreateIndexBody {
 
 function checkMeaning(config: IndexConfiguration): ErrorIssue[] {
   const issues: ErrorIssue[] = [];
+  if (config.tokenizer !== undefined && isNeuralOnly(config)) issues.push({ path: "configuration.tokenizer", message: "a neural-only index has no full-text part to tokenize" });
   for (const [field, type] of Object.entries(config.fields?.types ?? {})) {
     if (!(FIELD_TYPES as readonly string[]).includes(type)) {
       issues.push({

@@ -1,5 +1,5 @@
 /** Index operations: create, list, get, status, delete (waiting for a build: build.ts). */
-import { isImageIndex, parseCreateIndexBody, type IndexConfiguration } from "./config.js";
+import { isImageIndex, isNeuralOnly, parseCreateIndexBody, type IndexConfiguration } from "./config.js";
 import { fieldPaths, listFieldsMessage, missingFieldsMessage, namedFields } from "./field-presence.js";
 import type { EngineContext } from "./context.js";
 import { DEFAULT_IMAGE_MODEL, DEFAULT_MODEL } from "./embedding/registry.js";
@@ -8,6 +8,7 @@ import { ConflictError, NotFoundError, ValidationError } from "./errors.js";
 import { failpoint } from "./failpoint.js";
 import { finishIndexWork } from "./journals.js";
 import { newIndexId } from "./ids.js";
+import { DEFAULT_TOKENIZER, resolveTokenizer } from "./tokenizer.js";
 import { startWorker } from "./indexing/spawn.js";
 import { currentOwner } from "./owner.js";
 import { imageTableName, indexTables, indexTableName, partTables, segmentTableName } from "./project.js";
@@ -52,6 +53,7 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date, 
     model: model.id,
     dimension: model.dimension,
     ...(model.source === "bundled" ? {} : { embedding: model }),
+    ...(isNeuralOnly(configuration) ? {} : { tokenizer: resolveTokenizer(configuration.tokenizer) }),
     created_at: now.toISOString(),
   };
   const store = await ctx.store();
@@ -69,8 +71,9 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date, 
     // The journal names the tables before they exist: a create that does not finish is undone from it.
     await ctx.project.beginIndexWork({ ...currentOwner(), op: "create", id: record.id, tables: indexTables(record) });
     try {
-      await store.createIndexTable(indexTableName(record.id), record.dimension);
-      for (const table of partTables(record)) await store.createSegmentTable(table, record.dimension, table !== imageTableName(record.id));
+      const tokenizer = record.tokenizer ?? DEFAULT_TOKENIZER;
+      await store.createIndexTable(indexTableName(record.id), record.dimension, tokenizer);
+      for (const table of partTables(record)) await store.createSegmentTable(table, record.dimension, table === imageTableName(record.id) ? null : tokenizer);
       failpoint("index-create:tables");
       await ctx.project.saveIndexes([...(await ctx.project.indexes()), record]);
       failpoint("index-create:catalog");

@@ -1,4 +1,5 @@
 /** Records and result shapes shared by the engine, the CLI and (later) the HTTP server. */
+import type { Tokenizer } from "./tokenizer.js";
 import type { IndexConfiguration } from "./config.js";
 import type { ModelSpec } from "./embedding/model-spec.js";
 import type { Highlight, ImageHighlight, TextHighlight } from "./search/highlights.js";
@@ -26,6 +27,11 @@ export interface IndexRecord {
    * it was recorded.
    */
   embedding?: ModelSpec;
+  /**
+   * How the full-text part cuts words, as created (tokenizer.ts). Absent in neural-only indexes,
+   * and in indexes created before it was recorded, which have DEFAULT_TOKENIZER.
+   */
+  tokenizer?: Tokenizer;
   /** ISO 8601 creation time. */
   created_at: string;
 }

@@ -5,7 +5,9 @@
  *
  *   npm run eval -- [--collections scifact,cranfield,cisi | --collection coco-mini] [--modes lexical,vector,hybrid]
  *                   [--vector-weight 0.3] [--json] [--eval-dir ../shared/eval]
- *                   [--model use | <Hugging Face id> | <model folder>]
+ *                   [--model use | <Hugging Face id> | <model folder>] [--typos]
+ *
+ * --typos misspells one word of every query (eval/typos.ts), to measure typo tolerance.
  *
  * With --model, indexes are built with that model (downloaded first if it is a hub id not yet
  * pulled) and cached apart from the bundled model's.
@@ -21,6 +23,7 @@ import { Engine } from "../engine/index.js";
 import { percentile } from "../bench/stats.js";
 import { COLLECTIONS, loadCollection, type Collection, type CollectionName } from "./collections.js";
 import { meanMetrics, scoreQuery, type Metrics } from "./metrics.js";
+import { withTypo } from "./typos.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -79,10 +82,12 @@ export async function evaluateMode(
   collection: Collection,
   mode: string,
   vectorWeight?: number,
+  typos = false,
 ): Promise<ModeResult> {
   const perQuery: Metrics[] = [];
   const latencies: number[] = [];
-  for (const query of collection.queries) {
+  for (const [position, judged] of collection.queries.entries()) {
+    const query = typos ? { ...judged, text: withTypo(judged.text, position) } : judged;
     const start = performance.now();
     // (a fusion weight is the semantic ratio of a hybrid search; the engine takes one or a mode)
     const ranking = vectorWeight !== undefined && mode === "hybrid" ? { semanticRatio: vectorWeight } : { mode };
@@ -139,6 +144,7 @@ async function main() {
       "cache-dir": { type: "string", default: path.join(ROOT, ".cache", "eval") },
       json: { type: "boolean", default: false },
       model: { type: "string" },
+      typos: { type: "boolean", default: false },
     },
   });
   const weight = values["vector-weight"] === undefined ? undefined : Number(values["vector-weight"]);
@@ -153,7 +159,7 @@ async function main() {
       const asked = collection.documents.some((doc) => doc.image !== undefined) ? ["vector"] : values.modes.split(",");
       for (const mode of asked) {
         log(`${collection.name}: ${mode} over ${collection.queries.length} queries…`);
-        modes.push(await evaluateMode(engine, indexId, collection, mode, weight));
+        modes.push(await evaluateMode(engine, indexId, collection, mode, weight, values.typos));
       }
       results.push({ collection: collection.name, documents: collection.documents.length, ingest_seconds: seconds, modes });
     } finally {

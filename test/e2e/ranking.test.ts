@@ -3,6 +3,7 @@
  * (fixtures/ranking: notes and products): the semantic ratio, scores and their parts in results,
  * and one order for one query whatever shows it (a pipe, --json, HTTP, the page-through).
  */
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
@@ -117,5 +118,44 @@ describe("one order for one query", () => {
     expect(scored.json.results.map((result: Result) => [result.id, result.score])).toEqual((await search(query, "--semantic-ratio", "0", "--limit", "3", "--result-fields", "score")).results.map((result) => [result.id, result.score]));
     const bad = await call(`${server.url}/v1/indexes/${index}/search?query=${query}&semantic_ratio=2`, null);
     expect(bad.status).toBe(422);
+  });
+});
+
+describe("words: typos, question words and the tokenizer", () => {
+  const lexical = (query: string, ...args: string[]) => search(query, "--semantic-ratio", "0", "--limit", "50", ...args);
+
+  it("a word that matches nothing is matched within 1 edit (5+ letters) or 2 (9+); exact matches rank first", async () => {
+    expect(ids(await lexical("headphnes"))[0]).toBe("p04");
+    expect(ids(await search("headphnes"))[0]).toBe("p04"); // hybrid too
+    // "grinder" matches as written: that object first; then those only "coffe" → "coffee" finds
+    const grinder = ids(await lexical("coffe grinder"));
+    expect(grinder[0]).toBe("p17");
+    expect(grinder.slice(1).sort()).toEqual(["n03", "p02", "p14"]);
+    // a 4-letter typo is not corrected
+    expect(ids(await lexical("lamq"))).toEqual([]);
+  });
+
+  it("question words do not make a match on their own", async () => {
+    // n02 and n06 share only "my" with the query
+    const found = ids(await lexical("how often should I oil my bicycle"));
+    expect(found).not.toContain("n02");
+    expect(found).not.toContain("n06");
+    expect(found).toContain("p08");
+    // a query of nothing else is searched as it is
+    expect((await lexical("what is it")).results).toEqual([]);
+  });
+
+  it("is recorded per index, configurable (extension), and refused when unknown", async () => {
+    expect((await cliJson(project, ["index", "get", index])).tokenizer).toEqual({ stem: true, stop_words: true, ascii_folding: true, lowercase: true, language: "English" });
+    const config = path.join(path.dirname(project), "unstemmed.json");
+    writeFileSync(config, JSON.stringify({ configuration: { index_type: { name: "text" }, fields: { searchable: { allow: ["title", "body"] } }, tokenizer: { stem: false } } }));
+    const unstemmed = (await cliJson(project, ["index", "create", "--config", config, "--wait"])).id;
+    expect((await cliJson(project, ["index", "get", unstemmed])).tokenizer).toMatchObject({ stem: false, stop_words: true });
+    // "lubricating" finds "Lubricate" through the stem, and not without it
+    expect(ids(await lexical("lubricating"))).toContain("n01");
+    expect((await cliJson<Response>(project, ["search", unstemmed, "lubricating", "--semantic-ratio", "0", "--in-process"])).results).toEqual([]);
+    writeFileSync(config, JSON.stringify({ configuration: { index_type: { name: "text" }, tokenizer: { stemming: false } } }));
+    const refused = await runCli(["--project", project, "--json", "index", "create", "--config", config]);
+    expect([refused.exitCode, JSON.parse(refused.stderr).errors[0].issues[0]]).toEqual([4, { path: "configuration.tokenizer", message: 'unknown tokenizer option "stemming"; the options are stem, stop_words, ascii_folding, lowercase, language' }]);
   });
 });

@@ -37,6 +37,8 @@ export function compareRanked(a: ScoredId, b: ScoredId): number {
  */
 export interface HybridParts {
   lexical: ArrayLike<number>;
+  /** the BM25 score lexical scores are divided by, when above the best of them */
+  lexicalCeiling?: number;
   nearest: ArrayLike<number>;
   nearestOf: Int32Array;
   rescored: ArrayLike<number>;
@@ -62,7 +64,8 @@ export interface FusedParts {
  */
 export function fuseWeighted(parts: HybridParts, vectorWeight: number = DEFAULT_VECTOR_WEIGHT): FusedParts {
   const { lexical, nearest, nearestOf, rescored } = parts;
-  let best = 0;
+  // (a ceiling: the best listed match counts less than a full match, see typos.ts)
+  let best = parts.lexicalCeiling ?? 0;
   for (let i = 0; i < lexical.length; i++) best = Math.max(best, lexical[i] as number);
   let min = Infinity;
   let max = -Infinity;

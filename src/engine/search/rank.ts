@@ -6,6 +6,7 @@ import { compareRanked, fuseWeighted, LEXICAL_RESCORE_DEPTH, rankedCandidates, r
 import { MAX_RESULTS, SMALL_FILTERED_SET, VECTOR_CANDIDATES } from "./limits.js";
 import { hybridTotal, neuralTotal, neuralWindow, type TotalEstimate } from "./paginate.js";
 import type { SearchMode } from "./request.js";
+import { fuzzyForms, typoCandidates, withFuzzyMatches, type FuzzyWord } from "./typos.js";
 
 export interface Ranking {
   ranked: Ranked;
@@ -20,6 +21,10 @@ export interface Ranking {
 export interface RankQuery {
   mode: SearchMode;
   text: string;
+  /** the words the lexical part matches (query-words.ts; default `text`) */
+  lexicalText?: string;
+  /** whether the index's tokenizer stems English (typos are then also matched by their rough stem) */
+  stemsEnglish?: boolean;
   vector: Float32Array;
   vectorWeight: number;
   /** neural-only paging: the window depends on the page */
@@ -50,8 +55,35 @@ export interface RankQuery {
  */
 async function lexicalRows(store: Snapshot, table: string, q: RankQuery, limit: number, rescoreDepth: number): Promise<ScoredRows> {
   if (q.lexical && q.lexical.table === table && limit === MAX_RESULTS) return q.lexical.rows;
-  return withTopFirst(await store.textSearch(table, q.text, limit, q.where), rescoreDepth);
+  return withTopFirst(await lexicalMatches(store, table, q.lexicalText ?? q.text, limit, q.where, q.stemsEnglish), rescoreDepth);
 }
+
+/**
+ * BM25 matches of a query, typo-tolerant (typos.ts): its words of 5 letters or more are looked up
+ * alone, and those that match nothing are matched fuzzily. A short query's words (at most
+ * PROBED_WORDS of them) are looked up beside the query; a longer query's only when it matched
+ * fewer than FEW_MATCHES objects, as each look-up is a query of its own (about 1-2 ms).
+ */
+export async function lexicalMatches(store: Snapshot, table: string, text: string, limit: number, where: string | undefined, stemsEnglish = true): Promise<ScoredRows> {
+  const exact = store.textSearch(table, text, limit, where);
+  exact.catch(() => {});
+  const candidates = typoCandidates(text);
+  if (candidates.length === 0) return exact;
+  const unmatchedOf = async () => (await Promise.all(candidates.map(async (candidate) => ((await store.textSearch(table, candidate.word, 1, where)).ids.length === 0 ? [candidate] : [])))).flat();
+  let unmatched: FuzzyWord[];
+  if (candidates.length <= PROBED_WORDS) unmatched = await unmatchedOf();
+  else if ((await exact).ids.length < FEW_MATCHES) unmatched = await unmatchedOf();
+  else return exact;
+  if (unmatched.length === 0) return exact;
+  const forms = unmatched.flatMap((candidate) => fuzzyForms(candidate, stemsEnglish));
+  const [matches, fuzzy] = await Promise.all([exact, store.fuzzyTextSearch(table, forms, limit, where)]);
+  return withFuzzyMatches(matches, fuzzy, limit);
+}
+
+/** Words of a query looked up for typos alongside it, at most. */
+const PROBED_WORDS = 3;
+/** Matches below which a longer query's words are looked up for typos. */
+const FEW_MATCHES = 50;
 
 /** Where the vector part of a ranking comes from: a table's own vectors, or (image indexes) the best image of each object. */
 export interface VectorSource {
@@ -161,7 +193,7 @@ async function rankHybrid(store: Snapshot, table: string, q: RankQuery, keep: nu
     rescored = new Float64Array(depth).fill(Number.NaN);
     missing.forEach((i, k) => (rescored[i] = scores[k] as number));
   }
-  const fused = fuseWeighted({ lexical: lexical.scores, nearest: nearest.scores, nearestOf, rescored }, q.vectorWeight);
+  const fused = fuseWeighted({ lexical: lexical.scores, lexicalCeiling: lexical.ceiling, nearest: nearest.scores, nearestOf, rescored }, q.vectorWeight);
   const matches = lexical.ids.length;
   const idOf = (candidate: number) => (candidate < matches ? lexical.ids[candidate] : nearest.ids[fused.nearestOnly[candidate - matches] as number]) as string;
   const ranked = rankedCandidates(fused.scores, idOf, keep);

@@ -30,7 +30,9 @@ import { filterFieldPaths } from "./filter-syntax.js";
 import { filterFieldWarning, objectFieldWarning } from "./field-warnings.js";
 import { MAX_RESULTS } from "./limits.js";
 import { pageTotal, paginate } from "./paginate.js";
-import { bestImageVectors, rankRows, type RankQuery } from "./rank.js";
+import { bestImageVectors, lexicalMatches, rankRows, type RankQuery } from "./rank.js";
+import { lexicalQuery } from "./query-words.js";
+import { DEFAULT_TOKENIZER } from "../tokenizer.js";
 import { parseSearchParams, projectObject, type SearchMode, type SearchParams, type SearchRequest } from "./request.js";
 
 /** The mode a search runs in: the index's own unless asked otherwise; a neural-only index has no lexical part. */
@@ -135,8 +137,11 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   // loads): the lexical part, the stored vectors of its top matches for the rescoring, and (a
   // one-shot process) the vector index.
   let lexical: RankQuery["lexical"];
+  const tokenizer = index.tokenizer ?? DEFAULT_TOKENIZER;
+  const lexicalText = lexicalQuery(request.query, tokenizer);
+  const stemsEnglish = tokenizer.stem && tokenizer.language === "English";
   if (mode !== "vector") {
-    const rows = store.textSearch(table, request.query, MAX_RESULTS, where).then((hits) => withTopFirst(hits, LEXICAL_RESCORE_DEPTH));
+    const rows = lexicalMatches(store, table, lexicalText, MAX_RESULTS, where, stemsEnglish).then((hits) => withTopFirst(hits, LEXICAL_RESCORE_DEPTH));
     const vectors = mode === "hybrid" && !image ? rows.then((hits) => store.vectorsOfRows(table, hits, LEXICAL_RESCORE_DEPTH)) : undefined;
     rows.catch(() => {});
     vectors?.catch(() => {});
@@ -148,6 +153,8 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const q: RankQuery = {
     mode,
     text: request.query,
+    lexicalText,
+    stemsEnglish,
     vector: vector as Float32Array,
     vectorWeight: request.semanticRatio ?? DEFAULT_VECTOR_WEIGHT,
     offset: request.offset,

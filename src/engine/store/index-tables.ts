@@ -6,6 +6,7 @@
  */
 import { InternalError } from "../errors.js";
 import type { FilterColumnType, FilterRecord } from "../filter-fields.js";
+import { ftsParams, type Tokenizer } from "../tokenizer.js";
 import { plainRows } from "./arrow-columns.js";
 import type { Database, Tables } from "./database.js";
 import { idChunks, sqlIn } from "./sql.js";
@@ -25,10 +26,11 @@ export interface IndexRow {
 export const FILTER_COLUMN = /^[fl]_[0-9a-f]+$/;
 
 /**
- * Creates a table with the given columns plus `text` (full-text indexed from the start, so text
- * search works from the first row) and a `vector` of `dimension` floats.
+ * Creates a table with the given columns plus `text` (full-text indexed from the start with
+ * `tokenizer`, so text search works from the first row; none: no full-text index) and a `vector`
+ * of `dimension` floats.
  */
-export async function createSearchableTable(db: Database, name: string, columns: [string, "utf8" | "float64" | "int32"][], dimension: number, fullText = true): Promise<void> {
+export async function createSearchableTable(db: Database, name: string, columns: [string, "utf8" | "float64" | "int32"][], dimension: number, tokenizer: Tokenizer | null): Promise<void> {
   const { Schema, Field, Utf8, Float64, Int32, Float32, FixedSizeList } = db.lance.arrow;
   const types = { utf8: () => new Utf8(), float64: () => new Float64(), int32: () => new Int32() };
   const schema = new Schema([
@@ -39,7 +41,7 @@ export async function createSearchableTable(db: Database, name: string, columns:
   await db.checkWrite();
   const table = await db.wrap(name, `creating table ${name}`, () => db.connection.createEmptyTable(name, schema, { existOk: true }));
   await db.wrap(name, `creating the indexes of ${name}`, async () => {
-    if (fullText) await table.createIndex("text", { config: db.lance.lancedb.Index.fts({ withPosition: false }), replace: true });
+    if (tokenizer) await table.createIndex("text", { config: db.lance.lancedb.Index.fts(ftsParams(tokenizer)), replace: true });
     // Rows are fetched by id lists (page objects, rescoring, highlights): a B-tree keeps that off a full scan.
     await table.createIndex("id", { config: db.lance.lancedb.Index.btree(), replace: true });
   });
@@ -47,8 +49,8 @@ export async function createSearchableTable(db: Database, name: string, columns:
 }
 
 /** Creates the table of an index: one row per object. */
-export function createIndexTable(db: Database, name: string, dimension: number): Promise<void> {
-  return createSearchableTable(db, name, [["id", "utf8"], ["seq", "float64"]], dimension);
+export function createIndexTable(db: Database, name: string, dimension: number, tokenizer: Tokenizer): Promise<void> {
+  return createSearchableTable(db, name, [["id", "utf8"], ["seq", "float64"]], dimension, tokenizer);
 }
 
 /** A row's filter values for every filter column of its table (null where it has none). */

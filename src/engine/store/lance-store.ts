@@ -6,6 +6,7 @@
  * images), their searches (table-search.ts) and indexes (table-maintenance.ts). The store's reads are
  * a snapshot's too (reads.ts); writes are the store's only.
  */
+import { DEFAULT_TOKENIZER, type Tokenizer } from "../tokenizer.js";
 import { InternalError } from "../errors.js";
 import { Database, type Tables } from "./database.js";
 import { VectorHolder } from "./held-vectors.js";
@@ -91,12 +92,12 @@ export class LanceStore extends StoreReads {
 
   // the tables of an index (index-tables.ts, part-tables.ts, table-maintenance.ts)
 
-  createIndexTable(name: string, dimension: number): Promise<void> {
-    return indexTables.createIndexTable(this.db, name, dimension);
+  createIndexTable(name: string, dimension: number, tokenizer: Tokenizer = DEFAULT_TOKENIZER): Promise<void> {
+    return indexTables.createIndexTable(this.db, name, dimension, tokenizer);
   }
 
-  createSegmentTable(name: string, dimension: number, fullText?: boolean): Promise<void> {
-    return parts.createSegmentTable(this.db, name, dimension, fullText);
+  createSegmentTable(name: string, dimension: number, tokenizer: Tokenizer | null = DEFAULT_TOKENIZER): Promise<void> {
+    return parts.createSegmentTable(this.db, name, dimension, tokenizer);
   }
 
   upsertIndexRows(name: string, rows: readonly indexTables.IndexRow[]): Promise<void> {

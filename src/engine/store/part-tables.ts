@@ -6,6 +6,7 @@
  */
 import { plainRows } from "./arrow-columns.js";
 import type { Database, Tables } from "./database.js";
+import type { Tokenizer } from "../tokenizer.js";
 import { createSearchableTable, filterColumns, filterRecord, presentValues, type FilterRecord } from "./index-tables.js";
 import { idChunks, sqlIn } from "./sql.js";
 
@@ -41,16 +42,16 @@ function toPartScore(row: Record<string, unknown>): PartScore {
 
 /**
  * Creates a part table of an index, one row per part of an object: highlight segments (their text
- * full-text indexed), or images (`fullText` false: their text is the image's reference, searched
- * by vector only).
+ * full-text indexed with the index's tokenizer), or images (`tokenizer` null: their text is the
+ * image's reference, searched by vector only).
  */
-export function createSegmentTable(db: Database, name: string, dimension: number, fullText = true): Promise<void> {
+export function createSegmentTable(db: Database, name: string, dimension: number, tokenizer: Tokenizer | null): Promise<void> {
   return createSearchableTable(
     db,
     name,
     [["id", "utf8"], ["object_id", "utf8"], ["seq", "float64"], ["field", "utf8"], ["position", "int32"], ["start_char", "int32"], ["end_char", "int32"]],
     dimension,
-    fullText,
+    tokenizer,
   );
 }
 

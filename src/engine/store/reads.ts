@@ -102,6 +102,10 @@ export abstract class StoreReads {
     return search.textSearch(this.tables, name, query, limit, where);
   }
 
+  fuzzyTextSearch(name: string, words: readonly { word: string; fuzziness: number }[], limit: number, where?: string): Promise<ScoredRows> {
+    return search.fuzzyTextSearch(this.tables, name, words, limit, where);
+  }
+
   vectorSearch(name: string, vector: Float32Array, limit: number, where?: string, exact?: boolean): Promise<ScoredRows> {
     return search.vectorSearch(this.tables, name, vector, limit, where, exact);
   }

@@ -14,6 +14,8 @@ export interface ScoredRows {
    * come from a snapshot's table: valid for reading the same rows again in it.
    */
   readonly rows?: Float64Array;
+  /** Lexical matches: the score a full match would have, when above the best listed (typos.ts); fusion scales by it. */
+  readonly ceiling?: number;
 }
 
 export const NO_ROWS: ScoredRows = { ids: [], scores: new Float64Array(0) };

@@ -28,6 +28,26 @@ export async function textSearch(tables: Tables, name: string, query: string, li
   });
 }
 
+/** Terms a misspelt word is expanded to at most (LanceDB's default). */
+const FUZZY_EXPANSIONS = 50;
+
+/**
+ * BM25 matches of any of `words`, each within `fuzziness` edits of a word of the text (the first
+ * letter kept: a typo there is rare, and keeping it makes the expansion cheap), for typo tolerance
+ * (search/typos.ts).
+ */
+export async function fuzzyTextSearch(tables: Tables, name: string, words: readonly { word: string; fuzziness: number }[], limit: number, where?: string): Promise<ScoredRows> {
+  if (words.length === 0) return NO_ROWS;
+  const table = await tables.table(name);
+  const { BooleanQuery, MatchQuery, Occur } = tables.db.lance.lancedb;
+  const fuzzy = new BooleanQuery(words.map(({ word, fuzziness }) => [Occur.Should, new MatchQuery(word, "text", { fuzziness, maxExpansions: FUZZY_EXPANSIONS, prefixLength: 1 })]));
+  return scoredRows(tables, name, `fuzzy full-text search in ${name}`, "_score", (columns) => {
+    const search = table.query().fullTextSearch(fuzzy, { columns: "text" });
+    const query = (where ? search.where(where) : search).select(columns).limit(limit);
+    return (tables.snapshot ? query.withRowId() : query).toArrow();
+  });
+}
+
 /**
  * Nearest rows by cosine similarity (score = 1 - cosine distance), best first; with `where`, among
  * the matching rows only (prefiltered). `exact` skips the approximate vector index: for a filter

@@ -83,6 +83,34 @@ describe("parseCreateIndexBody", () => {
   });
 });
 
+describe("tokenizer (extension)", () => {
+  const body = (tokenizer: unknown, index_type: object = { name: "text" }) => ({ configuration: { index_type, tokenizer } });
+  const issue = (given: unknown) => {
+    try {
+      parseCreateIndexBody(given);
+    } catch (error) {
+      return (error as ValidationError).issues?.[0];
+    }
+    throw new Error("accepted");
+  };
+  it("takes the options it names, each optional", () => {
+    expect(parseCreateIndexBody(body({ stem: false, language: "French" })).configuration.tokenizer).toEqual({ stem: false, language: "French" });
+    expect(parseCreateIndexBody(body({})).configuration.tokenizer).toEqual({});
+  });
+  it("refuses an unknown option, naming it and the options there are", () => {
+    expect(issue(body({ stemming: true }))).toEqual({ path: "configuration.tokenizer", message: 'unknown tokenizer option "stemming"; the options are stem, stop_words, ascii_folding, lowercase, language' });
+  });
+  it("refuses a language LanceDB does not know (it would abort the process), listing those it does", () => {
+    const found = issue(body({ language: "Klingon" }));
+    expect(found?.path).toBe("configuration.tokenizer.language");
+    expect(found?.message).toMatch(/^expected one of Arabic, Danish, .*Turkish, got "Klingon"$/);
+    expect(issue(body({ language: "english" }))?.path).toBe("configuration.tokenizer.language");
+  });
+  it("refuses a tokenizer for a neural-only index, which has no full-text part", () => {
+    expect(issue(body({ stem: false }, { name: "text", neural_only: true }))).toEqual({ path: "configuration.tokenizer", message: "a neural-only index has no full-text part to tokenize" });
+  });
+});
+
 describe("index names", () => {
   const named = (name: string) => () => parseCreateIndexBody({ name, configuration: { index_type: { name: "text" } } });
   it.each(["papers", "a", "v1.2_docs-b", "9lives", "x".repeat(64)])("%j is a name", (name) => {

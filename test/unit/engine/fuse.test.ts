@@ -62,6 +62,11 @@ describe("fuseWeighted", () => {
     expect(fused([s("a", 2), s("b", 4)], []).map((f) => f.id)).toEqual(["b", "a"]);
     expect(fused([], [])).toEqual([]);
   });
+  it("divides BM25 by a ceiling above the best score when one is given (matches of corrected words)", () => {
+    const parts = fuseWeighted({ lexical: [2, 1], lexicalCeiling: 4, nearest: [], nearestOf: Int32Array.from([-1, -1]), rescored: [Number.NaN, Number.NaN] }, 0.4);
+    expect([...parts.scores]).toEqual([0.6 * 0.5, 0.6 * 0.25]);
+    expect(parts.lexicalBest).toBe(4);
+  });
   it("scores no lexical part when every BM25 score is 0, and every cosine 1 when they are all equal", () => {
     expect(fused([s("a", 0), s("b", 0)], [s("a", 0.5), s("c", 0.5)], new Map(), 0.4)).toEqual([s("a", 0.4), s("c", 0.4), s("b", 0)]);
   });

@@ -281,7 +281,7 @@ describe("rankRows, neural-only paging", () => {
 describe("bestImageVectors", () => {
   it("ranks objects by their best image, reading further when one object's images crowd the nearest", async () => {
     const images = "images";
-    await store.createSegmentTable(images, DIMENSION, false);
+    await store.createSegmentTable(images, DIMENSION, null);
     const random = seeded(10);
     const vector = randomVector(random, DIMENSION);
     const near = (k: number) => vector.map((x, i) => x + (i === k % DIMENSION ? 0.001 * (k + 1) : 0));
