@@ -51,10 +51,18 @@ export function fuzzinessOf(word: string): number {
   return letters >= 9 ? 2 : letters >= 5 ? 1 : 0;
 }
 
-/** The query's distinct words that may be misspelt (lower-cased), each with its fuzziness. */
+/** Words of a query looked into for typos at most (each is a look-up of its own): the first ones. */
+export const MAX_TYPO_WORDS = 16;
+/** Longest word looked into: longer ones are not words a person misspells (hashes, URLs, DNA). */
+const MAX_TYPO_WORD_LENGTH = 40;
+
+/** The query's distinct words that may be misspelt (lower-cased), each with its fuzziness: the first MAX_TYPO_WORDS. */
 export function typoCandidates(query: string): FuzzyWord[] {
-  const words = new Set(query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word !== "" && !LONG_STOP_WORDS.has(word)));
-  return [...words].map((word) => ({ word, fuzziness: fuzzinessOf(word) })).filter((candidate) => candidate.fuzziness > 0);
+  const words = new Set(query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word !== "" && word.length <= MAX_TYPO_WORD_LENGTH && !LONG_STOP_WORDS.has(word)));
+  return [...words]
+    .map((word) => ({ word, fuzziness: fuzzinessOf(word) }))
+    .filter((candidate) => candidate.fuzziness > 0)
+    .slice(0, MAX_TYPO_WORDS);
 }
 
 /**

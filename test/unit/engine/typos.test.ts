@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FUZZY_SHARE, fuzzinessOf, fuzzyForms, roughStem, typoCandidates, withFuzzyMatches } from "../../../src/engine/search/typos.js";
+import { FUZZY_SHARE, MAX_TYPO_WORDS, fuzzinessOf, fuzzyForms, roughStem, typoCandidates, withFuzzyMatches } from "../../../src/engine/search/typos.js";
 
 const rows = (ids: string[], scores: number[], withRows = false) => ({ ids, scores: Float64Array.from(scores), ...(withRows ? { rows: Float64Array.from(ids.map((_, i) => 100 + i)) } : {}) });
 
@@ -26,6 +26,10 @@ describe("typoCandidates", () => {
       { word: "helmet", fuzziness: 1 },
     ]);
     expect(typoCandidates("tea for two")).toEqual([]);
+    // at most MAX_TYPO_WORDS, and no word longer than 40 characters
+    const many = Array.from({ length: 100 }, (_, i) => `wordy${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`).join(" ");
+    expect(typoCandidates(many)).toHaveLength(MAX_TYPO_WORDS);
+    expect(typoCandidates("a".repeat(41))).toEqual([]);
   });
 });
 
