@@ -39,7 +39,7 @@ async function workerGone(project: string): Promise<void> {
   for (let i = 0; i < 300 && (await cliJson(project, ["worker", "status"])).running; i++) await new Promise((resolve) => setTimeout(resolve, 100));
   // The worker releases its lock before it exits; until then it holds worker.log open, and a busy
   // file system cannot be remounted read-only: wait for the process itself.
-  for (let i = 0; i < 100 && spawnSync("pgrep", ["-f", `worker-main.js ${project}`]).status === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  for (let i = 0; i < 600 && spawnSync("pgrep", ["-f", `worker-main.js ${project}`]).status === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
 function errorOf(result: CliResult): { code: string; message: string; hint?: string } {

@@ -135,6 +135,22 @@ describe("words: typos, question words and the tokenizer", () => {
     expect(ids(await lexical("lamq"))).toEqual([]);
   });
 
+  it("a word that matches far fewer objects than a close spelling is matched fuzzily too, its own matches first", async () => {
+    const other = tempProject();
+    const notes = [
+      ...Array.from({ length: 12 }, (_, i) => ({ id: `g${i}`, title: `Lesson ${i}`, body: `Grammar exercise ${i} on verbs and tenses.` })),
+      { id: "typo", title: "Draft", body: "My grammer notes, to tidy up." },
+      { id: "other", title: "Recipe", body: "Bake the bread for forty minutes." },
+    ];
+    await cliJson(other, ["objects", "add", "-"], { input: notes.map((note) => JSON.stringify(note)).join("\n") });
+    const id = (await cliJson(other, ["index", "create", "--searchable", "title,body", "--wait"])).id;
+    const found = ids(await cliJson<Response>(other, ["search", id, "grammer", "--semantic-ratio", "0", "--limit", "50", "--in-process"]));
+    expect(found[0]).toBe("typo");
+    expect(found.slice(1).sort()).toEqual(notes.filter((note) => note.id.startsWith("g")).map((note) => note.id).sort());
+    // a rare word whose close spellings are not common stays as it is
+    expect(ids(await cliJson<Response>(other, ["search", id, "forty", "--semantic-ratio", "0", "--in-process"]))).toEqual(["other"]);
+  });
+
   it("question words do not make a match on their own", async () => {
     // n02 and n06 share only "my" with the query
     const found = ids(await lexical("how often should I oil my bicycle"));

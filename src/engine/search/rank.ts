@@ -6,7 +6,7 @@ import { compareRanked, fuseWeighted, LEXICAL_RESCORE_DEPTH, rankedCandidates, r
 import { MAX_RESULTS, SMALL_FILTERED_SET, VECTOR_CANDIDATES } from "./limits.js";
 import { hybridTotal, neuralTotal, neuralWindow, type TotalEstimate } from "./paginate.js";
 import type { SearchMode } from "./request.js";
-import { fuzzyForms, typoCandidates, withFuzzyMatches } from "./typos.js";
+import { CLOSE_SPELLING_RATIO, fuzzyForms, isMisspelt, typoCandidates, withFuzzyMatches } from "./typos.js";
 
 export interface Ranking {
   ranked: Ranked;
@@ -60,16 +60,27 @@ async function lexicalRows(store: Snapshot, table: string, q: RankQuery, limit: 
 
 /**
  * BM25 matches of a query, typo-tolerant (typos.ts): when it matched fewer than FEW_MATCHES objects,
- * its words of 5 letters or more are looked up alone, and those that match nothing are matched
- * fuzzily. A query that matched more is not looked into: each look-up is a query of its own (they
- * cost a search of 10,000 objects 4-8 ms at p50 when done for every query), and such a query has
- * its matches from its other words.
+ * its words of 5 letters or more are looked up alone, and those that match nothing, or match far
+ * fewer objects than their close spellings together (isMisspelt), are matched fuzzily too. A query
+ * that matched more is not looked into: each look-up is a query of its own (they cost a search of
+ * 10,000 objects 4-8 ms at p50 when done for every query), and such a query has its matches from
+ * its other words.
  */
 export async function lexicalMatches(store: Snapshot, table: string, text: string, limit: number, where: string | undefined, stemsEnglish = true): Promise<ScoredRows> {
   const exact = await store.textSearch(table, text, limit, where);
   const candidates = typoCandidates(text);
   if (candidates.length === 0 || exact.ids.length >= FEW_MATCHES) return exact;
-  const unmatched = (await Promise.all(candidates.map(async (candidate) => ((await store.textSearch(table, candidate.word, 1, where)).ids.length === 0 ? [candidate] : [])))).flat();
+  const misspelt = await Promise.all(
+    candidates.map(async (candidate) => {
+      const found = (await store.textSearch(table, candidate.word, RARE_WORD, where)).ids.length;
+      if (found === 0) return true;
+      if (found === RARE_WORD) return false;
+      // a rare word: is it a misspelling of a common one?
+      const near = (await store.fuzzyTextSearch(table, fuzzyForms(candidate, stemsEnglish), RARE_WORD * CLOSE_SPELLING_RATIO, where)).ids.length;
+      return isMisspelt(found, near);
+    }),
+  );
+  const unmatched = candidates.filter((_, i) => misspelt[i]);
   if (unmatched.length === 0) return exact;
   const forms = unmatched.flatMap((candidate) => fuzzyForms(candidate, stemsEnglish));
   return withFuzzyMatches(exact, await store.fuzzyTextSearch(table, forms, limit, where), limit);
@@ -77,6 +88,8 @@ export async function lexicalMatches(store: Snapshot, table: string, text: strin
 
 /** Matches below which a query's words are looked up for typos. */
 const FEW_MATCHES = 50;
+/** Objects a word matches below which it is rare, and its close spellings are counted. */
+const RARE_WORD = 3;
 
 /** Where the vector part of a ranking comes from: a table's own vectors, or (image indexes) the best image of each object. */
 export interface VectorSource {

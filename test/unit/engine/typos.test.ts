@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FUZZY_SHARE, MAX_TYPO_WORDS, fuzzinessOf, fuzzyForms, roughStem, typoCandidates, withFuzzyMatches } from "../../../src/engine/search/typos.js";
+import { CLOSE_SPELLING_RATIO, FUZZY_SHARE, isMisspelt, MAX_TYPO_WORDS, fuzzinessOf, fuzzyForms, roughStem, typoCandidates, withFuzzyMatches } from "../../../src/engine/search/typos.js";
 
 const rows = (ids: string[], scores: number[], withRows = false) => ({ ids, scores: Float64Array.from(scores), ...(withRows ? { rows: Float64Array.from(ids.map((_, i) => 100 + i)) } : {}) });
 
@@ -75,5 +75,15 @@ describe("roughStem and fuzzyForms", () => {
   it("matches a misspelt word as written and by its rough stem when the index stems English", () => {
     expect(fuzzyForms({ word: "headphnes", fuzziness: 2 }, true)).toEqual([{ word: "headphnes", fuzziness: 2 }, { word: "headphn", fuzziness: 2 }]);
     expect(fuzzyForms({ word: "headphnes", fuzziness: 2 }, false)).toEqual([{ word: "headphnes", fuzziness: 2 }]);
+  });
+});
+
+describe("isMisspelt", () => {
+  it("a word that matches nothing, or far fewer objects than its close spellings do", () => {
+    expect(isMisspelt(0, 0)).toBe(true);
+    expect(isMisspelt(1, CLOSE_SPELLING_RATIO)).toBe(true);
+    expect(isMisspelt(1, CLOSE_SPELLING_RATIO - 1)).toBe(false);
+    expect(isMisspelt(2, 2 * CLOSE_SPELLING_RATIO)).toBe(true);
+    expect(isMisspelt(2, 5)).toBe(false);
   });
 });
