@@ -4,8 +4,9 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
+import { serve, type Served } from "../helpers/serve.js";
 
 interface Product {
   id: string;
@@ -40,6 +41,7 @@ const CONFIG = {
   },
 };
 let typed = "";
+let server: Served | undefined;
 let plain = "";
 let neural = "";
 
@@ -60,6 +62,13 @@ beforeAll(async () => {
   plain = (await cliJson(project, ["index", "create"])).id;
   neural = (await cliJson(project, ["index", "create", "--neural-only", "--filterable", "category,price", "--field-type", "price=float"])).id;
   for (const id of [typed, plain, neural]) await cliJson(project, ["index", "status", id, "--wait"]);
+  // Searches are answered by a running server, as a user's would be (the CLI asks it over the local
+  // socket, and prints what a search in its own process prints: test/e2e/local-search.test.ts): it
+  // keeps the model loaded, so the file's 40-odd searches do not each load it.
+  server = await serve(project, ["--no-auth"]);
+});
+afterAll(async () => {
+  await server?.stop();
 });
 
 describe("filters match exactly the objects the predicate selects", () => {
