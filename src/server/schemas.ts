@@ -9,6 +9,13 @@ import { CreateIndexBodySchema, MAX_LIMIT } from "../engine/index.js";
 /** A whole number as query text: `10`, or `10.0` as the spec's numbers may be written. */
 const WholeNumber = (description: string) => v.pipe(v.string(), v.regex(/^\d{1,15}(\.0+)?$/, "expected a whole number"), v.description(description));
 
+/**
+ * A decimal number as query text, as `--semantic-ratio` takes it (cli/options.ts numberArg): `0.5`,
+ * `.5`, `0.`, `-0`, any number of digits; not `1e-1`, `0x1`, `NaN` or `Infinity`. Its range is the
+ * engine's check (422 naming it), so the CLI and HTTP accept and refuse the same values.
+ */
+const DECIMAL = /^\s*[+-]?(\d+\.?\d*|\.\d+)\s*$/;
+
 export const SearchQuerySchema = v.strictObject({
   query: v.pipe(v.string(), v.description("The search text.")),
   object_fields: v.optional(v.pipe(v.string(), v.description("Object fields to return: `*` for all, or a comma-separated list (default: `id`)."))),
@@ -18,7 +25,7 @@ export const SearchQuerySchema = v.strictObject({
   limit: v.optional(WholeNumber(`Results per page (1 to ${MAX_LIMIT}, default 10).`)),
   filter_query: v.optional(v.pipe(v.string(), v.description("A filter in the syntax of `semsearch search --filter`, e.g. `price:<20 AND in_stock:true`."))),
   mode: v.optional(v.pipe(v.picklist(["hybrid", "lexical", "vector"], "expected hybrid, lexical or vector"), v.description("Rank with one part of a hybrid index only, for diagnosis (default: hybrid)."))),
-  semantic_ratio: v.optional(v.pipe(v.string(), v.regex(/^(0(\.\d{1,15})?|1(\.0{1,15})?|\.\d{1,15})$/, "expected a number from 0 to 1"), v.description("Extension: how much the vector part counts, from 0 (lexical only) to 1 (vectors only); default 0.4, the tuned fusion weight."))),
+  semantic_ratio: v.optional(v.pipe(v.string(), v.regex(DECIMAL, "expected a number from 0 to 1"), v.description("Extension: how much the vector part counts, from 0 (lexical only) to 1 (vectors only); default 0.4, the tuned fusion weight."))),
 });
 
 export const ListObjectsQuerySchema = v.strictObject({

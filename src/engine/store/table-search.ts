@@ -32,15 +32,25 @@ export async function textSearch(tables: Tables, name: string, query: string, li
 const FUZZY_EXPANSIONS = 50;
 
 /**
+ * The prefix a fuzzy word keeps, in LanceDB's unit: bytes of the word's UTF-8, which LanceDB slices
+ * without looking for a character boundary (`prefixLength: 1` on `éclair` panicked inside LanceDB,
+ * exit 1). Its first letter when that is one byte (ASCII); none otherwise, as the byte length of a
+ * first letter LanceDB's tokenizer may fold or re-case is not ours to predict.
+ */
+export function fuzzyPrefixLength(word: string): number {
+  return word.charCodeAt(0) < 0x80 ? 1 : 0;
+}
+
+/**
  * BM25 matches of any of `words`, each within `fuzziness` edits of a word of the text (the first
- * letter kept: a typo there is rare, and keeping it makes the expansion cheap), for typo tolerance
- * (search/typos.ts).
+ * letter kept when it is ASCII, see fuzzyPrefixLength: a typo there is rare, and keeping it makes the
+ * expansion cheap), for typo tolerance (search/typos.ts).
  */
 export async function fuzzyTextSearch(tables: Tables, name: string, words: readonly { word: string; fuzziness: number }[], limit: number, where?: string): Promise<ScoredRows> {
   if (words.length === 0) return NO_ROWS;
   const table = await tables.table(name);
   const { BooleanQuery, MatchQuery, Occur } = tables.db.lance.lancedb;
-  const fuzzy = new BooleanQuery(words.map(({ word, fuzziness }) => [Occur.Should, new MatchQuery(word, "text", { fuzziness, maxExpansions: FUZZY_EXPANSIONS, prefixLength: 1 })]));
+  const fuzzy = new BooleanQuery(words.map(({ word, fuzziness }) => [Occur.Should, new MatchQuery(word, "text", { fuzziness, maxExpansions: FUZZY_EXPANSIONS, prefixLength: fuzzyPrefixLength(word) })]));
   return scoredRows(tables, name, `fuzzy full-text search in ${name}`, "_score", (columns) => {
     const search = table.query().fullTextSearch(fuzzy, { columns: "text" });
     const query = (where ? search.where(where) : search).select(columns).limit(limit);
