@@ -77,11 +77,22 @@ const TextHighlight = v.strictObject({
 });
 const ImageHighlight = v.strictObject({ reference_type: v.literal("image"), media_identifier: v.string() });
 
+const Explain = v.strictObject({
+  ranking: v.picklist(["hybrid", "lexical", "vector", "highlight"]),
+  lexical: v.optional(v.nullable(v.strictObject({ score: v.number(), normalized: v.number() }))),
+  vector: v.optional(v.nullable(v.strictObject({ similarity: v.number(), normalized: v.number() }))),
+  semantic_ratio: v.optional(v.number()),
+  fused: v.optional(v.number()),
+  highlight: v.optional(v.strictObject({ score: v.number() })),
+});
+
 export const SearchResponseSchema = v.strictObject({
   results: v.array(
     v.strictObject({
       id: v.string(),
       object: v.record(v.string(), v.unknown()),
+      score: v.optional(v.pipe(v.number(), v.description("Extension, with result_fields=score: the score that orders the results."))),
+      explain: v.optional(v.pipe(Explain, v.description("Extension, with result_fields=explain: what the score is made of."))),
       highlights: v.optional(v.array(v.union([TextHighlight, ImageHighlight]))),
     }),
   ),

@@ -63,6 +63,9 @@ describe("the spec's routes", () => {
     }
     const highlighted = await api("GET", `/v1/indexes/${indexId}/search?query=cells&result_fields=highlights`);
     expect(highlighted.json.results[0].highlights[0].highlight_type).toBe("text");
+    // the extensions score and explain (their shape is checked against the OpenAPI document below)
+    const scored = await api("GET", `/v1/indexes/${indexId}/search?query=cells&result_fields=score,explain,highlights&semantic_ratio=0.5`);
+    expect(scored.json.results[0]).toMatchObject({ score: expect.any(Number), explain: { ranking: expect.any(String) } });
   });
 
   it("walks every page through the next links, as `search --all` does", async () => {

@@ -1,6 +1,7 @@
 /** Ranking the rows of one table (objects or highlight segments) for a query, in each mode. */
 import type { Snapshot } from "../store/lance-store.js";
 import type { ScoreExplanation } from "../types.js";
+import { DEFAULT_TOKENIZER, type Tokenizer } from "../tokenizer.js";
 import { cosines, reorderRows, scoredIds, withTopFirst, type RowVectors, type ScoredRows } from "../store/rows.js";
 import { compareRanked, fuseWeighted, LEXICAL_RESCORE_DEPTH, rankedCandidates, rankedList, type Ranked, type ScoredId } from "./fuse.js";
 import { MAX_RESULTS, SMALL_FILTERED_SET, VECTOR_CANDIDATES } from "./limits.js";
@@ -23,8 +24,8 @@ export interface RankQuery {
   text: string;
   /** the words the lexical part matches (query-words.ts; default `text`) */
   lexicalText?: string;
-  /** whether the index's tokenizer stems English (typos are then also matched by their rough stem) */
-  stemsEnglish?: boolean;
+  /** the index's tokenizer (typo look-ups follow its lower-casing and stemming; default DEFAULT_TOKENIZER) */
+  tokenizer?: Tokenizer;
   vector: Float32Array;
   vectorWeight: number;
   /** neural-only paging: the window depends on the page */
@@ -55,7 +56,7 @@ export interface RankQuery {
  */
 async function lexicalRows(store: Snapshot, table: string, q: RankQuery, limit: number, rescoreDepth: number): Promise<ScoredRows> {
   if (q.lexical && q.lexical.table === table && limit === MAX_RESULTS) return q.lexical.rows;
-  return withTopFirst(await lexicalMatches(store, table, q.lexicalText ?? q.text, limit, q.where, q.stemsEnglish), rescoreDepth);
+  return withTopFirst(await lexicalMatches(store, table, q.lexicalText ?? q.text, limit, q.where, q.tokenizer), rescoreDepth);
 }
 
 /**
@@ -66,9 +67,10 @@ async function lexicalRows(store: Snapshot, table: string, q: RankQuery, limit: 
  * 10,000 objects 4-8 ms at p50 when done for every query), and such a query has its matches from
  * its other words.
  */
-export async function lexicalMatches(store: Snapshot, table: string, text: string, limit: number, where: string | undefined, stemsEnglish = true): Promise<ScoredRows> {
+export async function lexicalMatches(store: Snapshot, table: string, text: string, limit: number, where: string | undefined, tokenizer: Tokenizer = DEFAULT_TOKENIZER): Promise<ScoredRows> {
   const exact = await store.textSearch(table, text, limit, where);
-  const candidates = typoCandidates(text);
+  const candidates = typoCandidates(text, tokenizer.lowercase);
+  const stemsEnglish = tokenizer.stem && tokenizer.language === "English";
   if (candidates.length === 0 || exact.ids.length >= FEW_MATCHES) return exact;
   const misspelt = await Promise.all(
     candidates.map(async (candidate) => {

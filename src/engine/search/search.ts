@@ -139,9 +139,8 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   let lexical: RankQuery["lexical"];
   const tokenizer = index.tokenizer ?? DEFAULT_TOKENIZER;
   const lexicalText = lexicalQuery(request.query, tokenizer);
-  const stemsEnglish = tokenizer.stem && tokenizer.language === "English";
   if (mode !== "vector") {
-    const rows = lexicalMatches(store, table, lexicalText, MAX_RESULTS, where, stemsEnglish).then((hits) => withTopFirst(hits, LEXICAL_RESCORE_DEPTH));
+    const rows = lexicalMatches(store, table, lexicalText, MAX_RESULTS, where, tokenizer).then((hits) => withTopFirst(hits, LEXICAL_RESCORE_DEPTH));
     const vectors = mode === "hybrid" && !image ? rows.then((hits) => store.vectorsOfRows(table, hits, LEXICAL_RESCORE_DEPTH)) : undefined;
     rows.catch(() => {});
     vectors?.catch(() => {});
@@ -154,7 +153,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
     mode,
     text: request.query,
     lexicalText,
-    stemsEnglish,
+    tokenizer,
     vector: vector as Float32Array,
     vectorWeight: request.semanticRatio ?? DEFAULT_VECTOR_WEIGHT,
     offset: request.offset,

@@ -68,9 +68,10 @@ export const MAX_TYPO_WORDS = 16;
 /** Longest word looked into: longer ones are not words a person misspells (hashes, URLs, DNA). */
 const MAX_TYPO_WORD_LENGTH = 40;
 
-/** The query's distinct words that may be misspelt (lower-cased), each with its fuzziness: the first MAX_TYPO_WORDS. */
-export function typoCandidates(query: string): FuzzyWord[] {
-  const words = new Set(query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word !== "" && word.length <= MAX_TYPO_WORD_LENGTH && !LONG_STOP_WORDS.has(word)));
+/** The query's distinct words that may be misspelt (lower-cased unless the index keeps case), each with its fuzziness: the first MAX_TYPO_WORDS. */
+export function typoCandidates(query: string, lowercase = true): FuzzyWord[] {
+  // (as the index keeps them: an index that keeps case would not find a capitalised word lower-cased)
+  const words = new Set((lowercase ? query.toLowerCase() : query).split(/[^\p{L}\p{N}]+/u).filter((word) => word !== "" && word.length <= MAX_TYPO_WORD_LENGTH && !LONG_STOP_WORDS.has(word)));
   return [...words]
     .map((word) => ({ word, fuzziness: fuzzinessOf(word) }))
     .filter((candidate) => candidate.fuzziness > 0)

@@ -26,6 +26,8 @@ describe("typoCandidates", () => {
       { word: "helmet", fuzziness: 1 },
     ]);
     expect(typoCandidates("tea for two")).toEqual([]);
+    // an index that keeps case looks words up as written
+    expect(typoCandidates("Paris paris", false)).toEqual([{ word: "Paris", fuzziness: 1 }, { word: "paris", fuzziness: 1 }]);
     // at most MAX_TYPO_WORDS, and no word longer than 40 characters
     const many = Array.from({ length: 100 }, (_, i) => `wordy${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`).join(" ");
     expect(typoCandidates(many)).toHaveLength(MAX_TYPO_WORDS);
