@@ -15,13 +15,17 @@ const conditionArb: fc.Arbitrary<FilterNode> = fc.oneof(
   fc.record({ kind: fc.constant("compare" as const), field: fieldArb.map(f), op: fc.constantFrom(">", ">=", "<", "<=") as fc.Arbitrary<">">, value: literalArb }),
   fc.record({ kind: fc.constant("range" as const), field: fieldArb.map(f), lower: boundArb, upper: boundArb }),
 );
-export const filterArb: fc.Arbitrary<FilterNode> = fc.letrec<{ node: FilterNode }>((tie) => ({
-  node: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    conditionArb,
-    fc.record({ kind: fc.constant("and" as const), items: fc.array(tie("node"), { minLength: 2, maxLength: 3 }) }),
-    fc.record({ kind: fc.constant("or" as const), items: fc.array(tie("node"), { minLength: 2, maxLength: 3 }) }),
-    fc.record({ kind: fc.constant("not" as const), item: tie("node") }),
-  ),
-})).node;
+/** Random filter trees over the given conditions: ANDs, ORs (at most `widestOr` operands) and NOTs. */
+export function filterTreeArb(condition: fc.Arbitrary<FilterNode>, widestOr = 3): fc.Arbitrary<FilterNode> {
+  return fc.letrec<{ node: FilterNode }>((tie) => ({
+    node: fc.oneof(
+      { depthSize: "small", withCrossShrink: true },
+      condition,
+      fc.record({ kind: fc.constant("and" as const), items: fc.array(tie("node"), { minLength: 2, maxLength: 3 }) }),
+      fc.record({ kind: fc.constant("or" as const), items: fc.array(tie("node"), { minLength: 2, maxLength: widestOr }) }),
+      fc.record({ kind: fc.constant("not" as const), item: tie("node") }),
+    ),
+  })).node;
+}
 
+export const filterArb: fc.Arbitrary<FilterNode> = filterTreeArb(conditionArb);

@@ -15,6 +15,7 @@ import { batchFilters, fieldResolver, fieldType, filterValues, namedFilterFields
 import { formatFilter, parseFilter, type FilterNode } from "../../../src/engine/search/filter-syntax.js";
 import { compileClause, compileFilter } from "../../../src/engine/search/filters.js";
 import { LanceStore } from "../../../src/engine/store/lance-store.js";
+import { filterTreeArb } from "../../helpers/filter-arbitraries.js";
 import { unit } from "../../helpers/store-rows.js";
 
 const config = parseCreateIndexBody({
@@ -107,15 +108,7 @@ const conditionArb: fc.Arbitrary<FilterNode> = fc.oneof(
   ]),
   fc.record({ kind: fc.constant("match" as const), field: fc.constant(f("flags")), value: fc.constantFrom("true", "false").map(lit) }),
 );
-const filterArb: fc.Arbitrary<FilterNode> = fc.letrec<{ node: FilterNode }>((tie) => ({
-  node: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    conditionArb,
-    fc.record({ kind: fc.constant("and" as const), items: fc.array(tie("node"), { minLength: 2, maxLength: 3 }) }),
-    fc.record({ kind: fc.constant("or" as const), items: fc.array(tie("node"), { minLength: 2, maxLength: 4 }) }),
-    fc.record({ kind: fc.constant("not" as const), item: tie("node") }),
-  ),
-})).node;
+const filterArb = filterTreeArb(conditionArb, 4);
 
 const dir = mkdtempSync(path.join(tmpdir(), "semsearch-list-filters-"));
 const storePromise = LanceStore.open(dir);
