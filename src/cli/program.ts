@@ -129,6 +129,7 @@ export const EXAMPLES: Record<string, string[]> = {
   "objects add": [
     "semsearch objects add articles.jsonl more.json       # JSON Lines, a JSON array, or one object",
     "cat data.jsonl | semsearch objects add               # standard input (or -)",
+    "semsearch objects add products.csv --id-field sku    # CSV or TSV: a row per object, the header names its fields",
     "semsearch objects add products.json --id-field sku --wait",
   ],
   "objects get": ["semsearch objects get doc-42", "semsearch --json objects get doc-42 | jq .status"],
@@ -218,7 +219,8 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
   const objects = program.command("objects").description("add, inspect and delete stored objects");
   const add = objects
     .command("add [files...]")
-    .description("add or replace objects from JSON, JSON arrays or JSON Lines files, or stdin (-)")
+    .description("add or replace objects from JSON, JSON arrays or JSON Lines files, CSV or TSV files (a row per object), or stdin (-)")
+    .addOption(new Option("--input-format <format>", "how the inputs are laid out (default: .csv and .tsv files by extension, else JSON)").choices(["json", "csv", "tsv"]))
     .option("--id-field <field>", "field holding the object id (default id); every object must have it")
     .option("--generate-ids", "give objects without an id a random one (without it, an add whose objects have a field that looks like their id, such as sku, is refused)");
   addWaitFlags(add, "wait until every index has processed them").action(withGlobals(h.objectsAdd));

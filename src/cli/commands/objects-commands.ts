@@ -12,6 +12,7 @@ import { renderObjectTable } from "../render/table.js";
 export interface ObjectsAddOptions extends GlobalOptions, WaitFlags {
   idField?: string;
   generateIds?: boolean;
+  inputFormat?: "json" | "csv" | "tsv";
 }
 
 async function readInputs(files: string[]): Promise<ObjectsInput[]> {
@@ -23,7 +24,8 @@ async function readInputs(files: string[]): Promise<ObjectsInput[]> {
 }
 
 export async function objectsAdd(files: string[], options: ObjectsAddOptions): Promise<void> {
-  const inputs = await readInputs(files);
+  const format = options.inputFormat;
+  const inputs = (await readInputs(files)).map((input) => (format ? { ...input, format } : input));
   await withEngine(options, async (engine) => {
     const progress = addProgressReporter(options.json);
     let result: Awaited<ReturnType<typeof engine.addObjects>>;

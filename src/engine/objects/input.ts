@@ -8,6 +8,7 @@ import { createReadStream, createWriteStream } from "node:fs";
 import { open, readFile } from "node:fs/promises";
 import { pipeline } from "node:stream/promises";
 import { isUtf8 } from "node:buffer";
+import { csvObjects } from "./csv.js";
 import { firstInvalidUtf8, invalid, parseLine, parseObjectsText, type ParsedObject } from "./parse.js";
 
 /** One input of `objects add`, with a name for messages (file path or `<stdin>`). */
@@ -15,13 +16,27 @@ import { firstInvalidUtf8, invalid, parseLine, parseObjectsText, type ParsedObje
  * One input of an add. `base` is the directory relative image paths in its objects are resolved
  * against (default: the file's directory, or the working directory for text and streams).
  */
-export type ObjectsInput =
+export type ObjectsInput = (
   | { source: string; text: string; base?: string }
   | { source: string; path: string; base?: string }
-  | { source: string; stream: NodeJS.ReadableStream; base?: string };
+  | { source: string; stream: NodeJS.ReadableStream; base?: string }
+) & {
+  /** How the input is laid out: JSON (an object, an array or JSON Lines), CSV or TSV (csv.ts). Default: by a path's extension, else JSON. */
+  format?: InputFormat;
+};
+
+export const INPUT_FORMATS = ["json", "csv", "tsv"] as const;
+export type InputFormat = (typeof INPUT_FORMATS)[number];
 
 /** An input that can be read more than once. */
-export type ReplayableInput = { source: string; text: string } | { source: string; path: string };
+export type ReplayableInput = ({ source: string; text: string } | { source: string; path: string }) & { format?: InputFormat };
+
+/** An input's format: as given, else `.csv` and `.tsv` paths by their extension, else JSON. */
+export function inputFormat(input: ReplayableInput): InputFormat {
+  if (input.format !== undefined) return input.format;
+  const extension = "path" in input ? /\.(csv|tsv)$/i.exec(input.path)?.[1]?.toLowerCase() : undefined;
+  return extension === "csv" || extension === "tsv" ? extension : "json";
+}
 
 /** Bytes read to decide how an input is laid out. */
 const SNIFF_BYTES = 4096;
@@ -48,7 +63,7 @@ export async function replayable(input: ObjectsInput, spoolFile: () => Promise<s
   if (!("stream" in input)) return input;
   const path = await spoolFile();
   await pipeline(input.stream, createWriteStream(path));
-  return { source: input.source, path };
+  return { source: input.source, path, ...(input.format ? { format: input.format } : {}) };
 }
 
 async function wholeText(input: ReplayableInput): Promise<string> {
@@ -111,6 +126,11 @@ function lines(input: ReplayableInput): AsyncIterable<string> {
  * INVALID_INPUT naming the line of the first malformed object.
  */
 export async function* readObjects(input: ReplayableInput): AsyncGenerator<ParsedObject> {
+  const format = inputFormat(input);
+  if (format !== "json") {
+    yield* await csvObjects(await wholeText(input), input.source, format);
+    return;
+  }
   const first = await firstChar(input);
   if (first === null) return;
   if (first !== "{") {
