@@ -32,12 +32,15 @@ interface Response {
 const project = tempProject();
 let index = "";
 let server: Served | undefined;
-const search = (query: string, ...args: string[]) => cliJson<Response>(project, ["search", index, query, "--in-process", ...args]);
+const search = (query: string, ...args: string[]) => cliJson<Response>(project, ["search", index, query, ...args]);
 const ids = (response: Response) => response.results.map((result) => result.id);
 
 beforeAll(async () => {
   await cliJson(project, ["objects", "add", path.join(ROOT, "fixtures", "ranking", "corpus.jsonl")]);
   index = (await cliJson(project, ["index", "create", "--searchable", "title,body", "--highlights", "--wait"])).id;
+  // The CLI's searches are answered by this server over the local socket (as a user's would be when
+  // one runs; test/e2e/local-search.test.ts shows they print the same), so they do not each load the model.
+  server = await serve(project, ["--no-auth"]);
 });
 afterAll(async () => {
   await server?.stop();
@@ -86,7 +89,7 @@ describe("scores in results (result_fields score, explain)", () => {
 
   it("the table shows the same score", async () => {
     const json = await search("charge my phone on the go", "--result-fields", "score", "--limit", "5");
-    const tsv = await runCli(["--project", project, "search", index, "charge my phone on the go", "--limit", "5", "--in-process"]);
+    const tsv = await runCli(["--project", project, "search", index, "charge my phone on the go", "--limit", "5"]);
     const rows = tsv.stdout.trim().split("\n").slice(1).map((line) => line.split("\t"));
     expect(rows.map((row) => [row[1], Number(row[2])])).toEqual(json.results.map((result) => [result.id, Number((result.score as number).toFixed(3))]));
   });
@@ -98,10 +101,10 @@ describe("one order for one query", () => {
     const query = "rain";
     const json = ids(await search(query, "--limit", "8"));
     expect(ids(await search(query, "--limit", "8", "--result-fields", "highlights"))).not.toEqual(json);
-    const tsv = await runCli(["--project", project, "search", index, query, "--limit", "8", "--in-process"]);
+    const tsv = await runCli(["--project", project, "search", index, query, "--limit", "8"]);
     expect(tsv.stdout.trim().split("\n").slice(1).map((line) => line.split("\t")[1])).toEqual(json);
     // the page-through fetches highlights to show them: they do not reorder it
-    const terminal = new Terminal(["--project", project, "search", index, query, "--limit", "8", "--in-process"], { cols: 160, rows: 50 });
+    const terminal = new Terminal(["--project", project, "search", index, query, "--limit", "8"], { cols: 160, rows: 50 });
     try {
       const shown = await terminal.waitFor(/◆\s+What next\?/);
       const listed = [...shown.matchAll(/│ \d+ +│ ([np]\d\d) /g)].map((match) => match[1]);
@@ -110,13 +113,13 @@ describe("one order for one query", () => {
     } finally {
       terminal.kill();
     }
-    server = await serve(project, ["--no-auth"]);
-    const answer = await call(`${server.url}/v1/indexes/${index}/search?query=${query}&limit=8`, null);
+    const url = (server as Served).url;
+    const answer = await call(`${url}/v1/indexes/${index}/search?query=${query}&limit=8`, null);
     expect(answer.json.results.map((result: Result) => result.id)).toEqual(json);
     // HTTP takes the same extensions
-    const scored = await call(`${server.url}/v1/indexes/${index}/search?query=${query}&limit=3&semantic_ratio=0&result_fields=score`, null);
+    const scored = await call(`${url}/v1/indexes/${index}/search?query=${query}&limit=3&semantic_ratio=0&result_fields=score`, null);
     expect(scored.json.results.map((result: Result) => [result.id, result.score])).toEqual((await search(query, "--semantic-ratio", "0", "--limit", "3", "--result-fields", "score")).results.map((result) => [result.id, result.score]));
-    const bad = await call(`${server.url}/v1/indexes/${index}/search?query=${query}&semantic_ratio=2`, null);
+    const bad = await call(`${url}/v1/indexes/${index}/search?query=${query}&semantic_ratio=2`, null);
     expect(bad.status).toBe(422);
   });
 });
@@ -169,7 +172,7 @@ describe("words: typos, question words and the tokenizer", () => {
     expect((await cliJson(project, ["index", "get", unstemmed])).tokenizer).toMatchObject({ stem: false, stop_words: true });
     // "lubricating" finds "Lubricate" through the stem, and not without it
     expect(ids(await lexical("lubricating"))).toContain("n01");
-    expect((await cliJson<Response>(project, ["search", unstemmed, "lubricating", "--semantic-ratio", "0", "--in-process"])).results).toEqual([]);
+    expect((await cliJson<Response>(project, ["search", unstemmed, "lubricating", "--semantic-ratio", "0"])).results).toEqual([]);
     writeFileSync(config, JSON.stringify({ configuration: { index_type: { name: "text" }, tokenizer: { stemming: false } } }));
     const refused = await runCli(["--project", project, "--json", "index", "create", "--config", config]);
     expect([refused.exitCode, JSON.parse(refused.stderr).errors[0].issues[0]]).toEqual([4, { path: "configuration.tokenizer", message: 'unknown tokenizer option "stemming"; the options are stem, stop_words, ascii_folding, lowercase, language' }]);
