@@ -9,6 +9,7 @@
  * name, or a row of another length than the header is a validation error naming `file:line`, and
  * nothing of the add is written.
  */
+import { setOwn } from "../fields.js";
 import { invalid, type ParsedObject } from "./parse.js";
 import type { JsonObject } from "../types.js";
 
@@ -40,7 +41,7 @@ export async function csvObjects(text: string, source: string, format: TableForm
     if (record.length !== header.length) throw invalid(where, `the row has ${record.length} field${record.length === 1 ? "" : "s"}, the header ${header.length}`);
     const object: JsonObject = {};
     record.forEach((value, column) => {
-      if (value !== "") Object.defineProperty(object, header[column] as string, { value, enumerable: true, writable: true, configurable: true });
+      if (value !== "") setOwn(object, header[column] as string, value);
     });
     out.push({ object, where });
   });
