@@ -68,6 +68,19 @@ export function numberArg(value: string): number {
   return Number(value);
 }
 
+/** Multipliers of the units `sizeArg` reads (binary: 1KB is 1,024 bytes, as the limits are documented). */
+const SIZE_UNITS: Record<string, number> = { "": 1, B: 1, KB: 1024, K: 1024, KIB: 1024, MB: 1024 ** 2, M: 1024 ** 2, MIB: 1024 ** 2, GB: 1024 ** 3, G: 1024 ** 3, GIB: 1024 ** 3 };
+
+/** commander argParser for a size in bytes: `500000`, `500KB`, `10MB`, `1.5GB` (units of 1,024). */
+export function sizeArg(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(value.trim());
+  const unit = match ? SIZE_UNITS[(match[2] as string).toUpperCase()] : undefined;
+  if (!match || unit === undefined) throw new InvalidArgumentError(`expected a size such as 500KB or 10MB, got "${value}"`);
+  const bytes = Math.floor(Number(match[1]) * unit);
+  if (bytes < 1 || !Number.isSafeInteger(bytes)) throw new InvalidArgumentError(`expected a size of at least 1 byte, got "${value}"`);
+  return bytes;
+}
+
 /** commander argParser for a comma-separated list. */
 export function listArg(value: string): string[] {
   return value

@@ -1,7 +1,7 @@
 /** The command tree. Side-effect free: handlers are injected, so tests can check what each command receives. */
 import { Command, InvalidArgumentError, Option } from "commander";
 import { FIELD_TYPES, MAX_LIMIT, UsageError } from "../engine/index.js";
-import { integerArg, keyValueArg, listArg, numberArg } from "./options.js";
+import { integerArg, keyValueArg, listArg, numberArg, sizeArg } from "./options.js";
 import type * as demo from "./commands/demo-command.js";
 import type * as indexCmds from "./commands/index-commands.js";
 import type * as objectsCmds from "./commands/objects-commands.js";
@@ -131,10 +131,13 @@ export const EXAMPLES: Record<string, string[]> = {
     "cat data.jsonl | semsearch objects add               # standard input (or -)",
     "semsearch objects add products.csv --id-field sku    # CSV or TSV: a row per object, the header names its fields",
     "semsearch objects add products.json --id-field sku --wait",
+    "semsearch objects add ./notes                         # a folder: Markdown, text, HTML, PDF, CSV, JSON; unchanged files skipped",
+    "semsearch objects add ./notes --watch                 # then keep the project in sync with it until Ctrl+C",
+    "semsearch objects add ./docs --glob '**/*.md' --exclude 'docs/drafts/**'",
   ],
   "objects get": ["semsearch objects get doc-42", "semsearch --json objects get doc-42 | jq .status"],
   "objects list": ["semsearch objects list --limit 20 --offset 40"],
-  "objects delete": ["semsearch objects delete doc-42"],
+  "objects delete": ["semsearch objects delete doc-42", "semsearch objects delete --path ./notes/old.md"],
   search: [
     'semsearch search docs "trail running shoes"                         # a page-through in a terminal, a table in a pipe',
     'semsearch search docs "shoes" --filter \'price:<100 AND NOT category:"sale"\' --limit 20',
@@ -219,10 +222,16 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
   const objects = program.command("objects").description("add, inspect and delete stored objects");
   const add = objects
     .command("add [files...]")
-    .description("add or replace objects from JSON, JSON arrays or JSON Lines files, CSV or TSV files (a row per object), or stdin (-)")
+    .description("add or replace objects from JSON, JSON arrays or JSON Lines files, CSV or TSV files (a row per object), stdin (-), or folders and Markdown, text, HTML, PDF and image files (an object per file)")
     .addOption(new Option("--input-format <format>", "how the inputs are laid out (default: .csv and .tsv files by extension, else JSON)").choices(["json", "csv", "tsv"]))
     .option("--id-field <field>", "field holding the object id (default id); every object must have it")
-    .option("--generate-ids", "give objects without an id a random one (without it, an add whose objects have a field that looks like their id, such as sku, is refused)");
+    .option("--generate-ids", "give objects without an id a random one (without it, an add whose objects have a field that looks like their id, such as sku, is refused)")
+    .option("--glob <pattern...>", "in folders, only files whose path matches (e.g. '**/*.md'; paths start with the folder's name)")
+    .option("--exclude <pattern...>", "in folders, leave out files and folders whose path matches (as well as what .gitignore and .semsearchignore leave out)")
+    .option("--ext <extension...>", "read files with these extensions as plain text (e.g. --ext log rst)")
+    .option("--max-file-size <size>", "skip files larger than this (default 10MB; PDFs 5 times as much), e.g. 500KB, 50MB", sizeArg)
+    .option("--sync", "also delete the objects of files gone from the folders added")
+    .option("--watch", "after adding, keep the project in sync with the folders until Ctrl+C (implies --sync)");
   addWaitFlags(add, "wait until every index has processed them").action(withGlobals(h.objectsAdd));
   objects.command("get <id>").description("show an object and its state in each index").action(withGlobals(h.objectsGet));
   objects
@@ -237,6 +246,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--filter <filter>", "delete every object the filter matches (an index's filterable fields, as search --filter)")
     .option("--index <id>", "the index whose fields --filter reads (needed when there are several)")
     .option("--yes", "delete what --filter matches without asking (needed without a terminal)")
+    .option("--path <path...>", "delete the objects read from these files, or from every file under these folders (the files may be gone)")
     .action(withGlobals(h.objectsDelete));
 
   program

@@ -9,6 +9,8 @@ import type * as build from "./build.js";
 import type * as indexes from "./indexes.js";
 import { resumeWorker, workerPid } from "./indexing/spawn.js";
 import type * as objects from "./objects/service.js";
+import type * as files from "./files/add-files.js";
+import type * as watch from "./files/watch.js";
 import type * as copy from "./project-copy.js";
 import { UsageError, type Warning } from "./errors.js";
 import { DEFAULT_PROJECT_DIR, Project, type WorkerState } from "./project.js";
@@ -24,6 +26,7 @@ const indexesModule = () => import("./indexes.js");
 const buildModule = () => import("./build.js");
 const objectsModule = () => import("./objects/service.js");
 const deleteModule = () => import("./objects/delete.js");
+const addFilesModule = () => import("./files/add-files.js");
 const searchModule = () => import("./search/search.js");
 const modelsModule = () => import("./models.js");
 const thumbnailModule = () => import("./images/thumbnail.js");
@@ -38,6 +41,8 @@ export type { BuildProgress, BuildReport, WaitOptions } from "./build.js";
 export type { CopyProgress, CopyResult } from "./project-copy.js";
 export type { CreateIndexBody, IndexConfiguration, FieldType } from "./config.js";
 export { FIELD_TYPES, INDEX_TYPES } from "./config.js";
+export { readsAsDocument } from "./files/kinds.js";
+export type { AddFilesResult, FileChange } from "./files/add-files.js";
 export { DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULTS, VECTOR_CANDIDATES } from "./search/limits.js";
 export { DEFAULT_MODEL } from "./embedding/registry.js";
 export type { ModelListEntry, PullResult } from "./models.js";
@@ -180,6 +185,21 @@ export class Engine {
 
   async deleteObject(id: string): Promise<void> {
     return (await objectsModule()).deleteObject(this.ctx, id);
+  }
+
+  /** Adds files and folders (files/add-files.ts): each file's objects, unchanged files skipped, step by step. */
+  async addFiles(targets: readonly string[], options: files.AddFilesOptions = {}): Promise<files.AddFilesResult> {
+    return (await addFilesModule()).addFiles(this.ctx, targets, options, this.now());
+  }
+
+  /** Keeps the project in sync with folders until `options.signal` aborts (files/watch.ts). */
+  async watchFiles(targets: readonly string[], options: watch.WatchOptions): Promise<void> {
+    return (await import("./files/watch.js")).watchFiles(this.ctx, targets, options, this.now);
+  }
+
+  /** Deletes the objects read from files at or under the paths given (absolute) (files/delete-paths.ts), all or none; returns their ids. */
+  async deletePaths(paths: readonly string[]): Promise<string[]> {
+    return (await import("./files/delete-paths.js")).deletePaths(this.ctx, paths);
   }
 
   /** Deletes objects by id, all or none (objects/delete.ts); returns the ids deleted. */

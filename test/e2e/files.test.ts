@@ -1,5 +1,5 @@
 /** Files as objects (issue 29), through the real CLI: CSV and TSV rows as objects. */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { cliJson, runCli, tempProject } from "../helpers/cli.js";
@@ -29,5 +29,109 @@ describe("objects add of CSV and TSV files", () => {
     expect(failed.exitCode).toBe(4);
     expect(JSON.parse(failed.stderr).errors[0].message).toBe(`${bad}:3: the row has 3 fields, the header 2`);
     expect((await cliJson(project, ["objects", "list"])).objects.map((o: { id: string }) => o.id)).toEqual(["TW-1", "TW-2", "TW-3", "TW-4"]);
+  });
+});
+
+/** Writes `files` (path → content) under `root`, making folders as needed. */
+function writeTree(root: string, files: Record<string, string | Buffer>): void {
+  for (const [file, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    writeFileSync(path.join(root, file), content);
+  }
+}
+
+interface AddFilesJson {
+  count: number;
+  files: Record<string, number>;
+  deleted: number;
+  skipped: { path: string; reason: string }[];
+  ignored: number;
+  gone: number;
+}
+
+describe("objects add of a folder", () => {
+  it("reads each format into an object under its path, skips what it cannot read with a reason, and honours ignore files", async () => {
+    const project = tempProject();
+    const notes = path.join(path.dirname(project), "notes");
+    writeTree(notes, {
+      "plants.md": "---\ntitle: How plants eat\ntags: [botany, light]\n---\n# Photosynthesis\n\nLeaves turn *sunlight* into\nsugar.\n",
+      "weather/rain.txt": "Rain falls from clouds\nwhen drops grow heavy.\n\nThen it stops.\n",
+      "page.html": "<html><head><title>Tides</title><script>alert(1)</script></head><body><nav>Home | About</nav><p>The moon pulls the sea.</p></body></html>",
+      "rows.csv": "id,name\nr1,First row\nr2,Second row\n",
+      "one.json": '{"id": "j1", "title": "From JSON", "path": "its own"}',
+      "utf16.txt": Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("Wide text here", "utf16le")]),
+      "latin1.txt": Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]),
+      "blob.bin": Buffer.from([0, 1, 2, 3, 0, 255]),
+      "notes.log": "a log line\n",
+      "huge.txt": "x".repeat(3000),
+      "drafts/secret.md": "# Draft\n",
+      "private.md": "# Private\n",
+      ".env": "TOKEN=secret\n",
+      ".gitignore": "drafts/\n",
+      ".semsearchignore": "private.md\n",
+      "node_modules/pkg/readme.md": "# A package\n",
+    });
+    symlinkSync(path.join(notes, "nowhere.md"), path.join(notes, "broken.md"));
+    const result = await cliJson<AddFilesJson>(project, ["objects", "add", notes, "--max-file-size", "2KB"]);
+    expect(result.files).toEqual({ added: 6, replaced: 0, unchanged: 0, deleted: 0, skipped: 5 });
+    expect(result.count).toBe(7); // two CSV rows
+    expect(Object.fromEntries(result.skipped.map((s) => [s.path, s.reason]))).toEqual({
+      "notes/blob.bin": "binary, of a format semsearch does not read (.bin)",
+      "notes/broken.md": expect.stringMatching(/^a broken link/),
+      "notes/huge.txt": "2.9 KiB is over the 2.0 KiB limit (--max-file-size)",
+      "notes/latin1.txt": expect.stringContaining("not UTF-8 text: byte 0xe9"),
+      "notes/notes.log": ".log is not a format semsearch reads (to read it as plain text: --ext log)",
+    });
+    const ids = (await cliJson(project, ["objects", "list"])).objects.map((o: { id: string }) => o.id);
+    expect(ids).toEqual(["j1", "notes/page.html", "notes/plants.md", "notes/utf16.txt", "notes/weather/rain.txt", "r1", "r2"]);
+    const plants = (await cliJson(project, ["objects", "get", "notes/plants.md"])).object;
+    expect(plants).toMatchObject({ title: "How plants eat", body: "Photosynthesis\n\nLeaves turn sunlight into sugar.", tags: ["botany", "light"], path: "notes/plants.md", ext: "md", size: 80 });
+    expect(plants.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(new Date(plants.modified).toISOString()).toBe(plants.modified);
+    expect((await cliJson(project, ["objects", "get", "notes/weather/rain.txt"])).object).toMatchObject({ title: "rain", body: "Rain falls from clouds when drops grow heavy.\n\nThen it stops." });
+    expect((await cliJson(project, ["objects", "get", "notes/utf16.txt"])).object.body).toBe("Wide text here");
+    const page = (await cliJson(project, ["objects", "get", "notes/page.html"])).object;
+    expect(page.title).toBe("Tides");
+    expect(page.body).toContain("The moon pulls the sea.");
+    expect(page.body).not.toMatch(/alert|Home \| About/);
+    // JSON and CSV objects keep their ids and fields; the file fields fill in only what they lack
+    expect((await cliJson(project, ["objects", "get", "j1"])).object).toMatchObject({ title: "From JSON", path: "its own", ext: "json" });
+    expect((await cliJson(project, ["objects", "get", "r2"])).object).toMatchObject({ name: "Second row", path: "notes/rows.csv" });
+
+    // the same ids from another working directory, and a file named directly is stored as in its folder
+    const again = await cliJson<AddFilesJson>(project, ["objects", "add", "notes", path.join(notes, "plants.md")], { cwd: path.dirname(notes) });
+    expect([again.count, again.files.unchanged]).toEqual([0, 6]);
+  });
+
+  it("re-adds only what changed; --sync deletes what is gone; delete --path removes a file's objects", async () => {
+    const project = tempProject();
+    const notes = path.join(path.dirname(project), "notes");
+    writeTree(notes, { "a.md": "# Alpha\n\nFirst.\n", "b.txt": "Bravo.\n", "c.txt": "Charlie.\n", "table.csv": "id,v\nx1,1\nx2,2\n" });
+    expect((await cliJson<AddFilesJson>(project, ["objects", "add", notes])).count).toBe(5);
+    const before = (await cliJson(project, ["objects", "get", "notes/b.txt"])).updated_at;
+
+    writeFileSync(path.join(notes, "a.md"), "# Alpha\n\nFirst, edited.\n");
+    renameSync(path.join(notes, "c.txt"), path.join(notes, "renamed.txt"));
+    writeFileSync(path.join(notes, "table.csv"), "id,v\nx1,10\n"); // x2 removed
+    const plain = await runCli(["--project", project, "objects", "add", notes]);
+    expect(plain.exitCode).toBe(0);
+    expect(plain.stdout).toBe("3 objects written from 3 files (1 new, 2 changed), 1 unchanged, 1 object deleted.\n");
+    expect(plain.stderr).toContain("1 file was added before and is gone from the folder: its objects stay (add --sync to delete them).");
+    expect((await cliJson(project, ["objects", "get", "notes/b.txt"])).updated_at).toBe(before); // unchanged: not written
+    expect((await cliJson(project, ["objects", "get", "notes/a.md"])).object.body).toBe("Alpha\n\nFirst, edited.");
+    let ids = (await cliJson(project, ["objects", "list"])).objects.map((o: { id: string }) => o.id);
+    expect(ids).toEqual(["notes/a.md", "notes/b.txt", "notes/c.txt", "notes/renamed.txt", "x1"]);
+
+    const synced = await cliJson<AddFilesJson>(project, ["objects", "add", notes, "--sync"]);
+    expect([synced.count, synced.deleted, synced.files.deleted]).toEqual([0, 1, 1]);
+    ids = (await cliJson(project, ["objects", "list"])).objects.map((o: { id: string }) => o.id);
+    expect(ids).toEqual(["notes/a.md", "notes/b.txt", "notes/renamed.txt", "x1"]);
+
+    expect(await cliJson(project, ["objects", "delete", "--path", path.join(notes, "table.csv")])).toEqual({ count: 1, deleted: ["x1"] });
+    const missing = await runCli(["--project", project, "objects", "delete", "--path", path.join(notes, "never.md")]);
+    expect([missing.exitCode, missing.stderr]).toEqual([3, expect.stringContaining("No stored object was read from")]);
+    // a folder, typed relative to where the command runs
+    expect((await cliJson(project, ["objects", "delete", "--path", "notes"], { cwd: path.dirname(notes) })).count).toBe(3);
+    expect((await cliJson(project, ["objects", "list"])).objects).toEqual([]);
   });
 });

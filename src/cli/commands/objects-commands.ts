@@ -1,5 +1,8 @@
 /** `semsearch objects add | get | list | delete`. */
-import { UsageError, type ObjectsInput } from "../../engine/index.js";
+import { stat } from "node:fs/promises";
+import path from "node:path";
+import { readsAsDocument, UsageError, type ObjectsInput } from "../../engine/index.js";
+import { fileFlagsGiven, filesAdd, type FilesAddOptions } from "./files-commands.js";
 import { objectsInput, withEngine, type GlobalOptions } from "../options.js";
 import { withReader } from "../reader.js";
 import { listFormat, note, printResult } from "../output.js";
@@ -15,6 +18,16 @@ export interface ObjectsAddOptions extends GlobalOptions, WaitFlags {
   inputFormat?: "json" | "csv" | "tsv";
 }
 
+/** Whether an argument of `objects add` is a folder or a document (read as files), rather than JSON or CSV input. */
+async function readsAsFiles(file: string, textExtensions: readonly string[]): Promise<boolean> {
+  if (file === "-") return false;
+  if (readsAsDocument(file, textExtensions)) return true;
+  return stat(file).then(
+    (info) => info.isDirectory(),
+    () => false,
+  );
+}
+
 async function readInputs(files: string[]): Promise<ObjectsInput[]> {
   if (files.length > 0) return Promise.all(files.map(objectsInput));
   if (process.stdin.isTTY) {
@@ -23,7 +36,8 @@ async function readInputs(files: string[]): Promise<ObjectsInput[]> {
   return [{ stream: process.stdin, source: "<stdin>" }];
 }
 
-export async function objectsAdd(files: string[], options: ObjectsAddOptions): Promise<void> {
+export async function objectsAdd(files: string[], options: ObjectsAddOptions & FilesAddOptions): Promise<void> {
+  if (fileFlagsGiven(options) || (await Promise.all(files.map((file) => readsAsFiles(file, options.ext ?? [])))).some(Boolean)) return filesAdd(files, options);
   const format = options.inputFormat;
   const inputs = (await readInputs(files)).map((input) => (format ? { ...input, format } : input));
   await withEngine(options, async (engine) => {
@@ -60,6 +74,7 @@ export async function objectsList(options: GlobalOptions & { limit?: number; off
 
 export interface ObjectsDeleteOptions extends GlobalOptions {
   filter?: string;
+  path?: string[];
   index?: string;
   yes?: boolean;
 }
@@ -80,6 +95,15 @@ async function idsFromStdin(): Promise<string[]> {
  */
 export async function objectsDelete(ids: string[], options: ObjectsDeleteOptions): Promise<void> {
   const fromStdin = ids.includes("-");
+  if (options.path !== undefined) {
+    if (ids.length > 0 || options.filter !== undefined) throw new UsageError("DELETE_PATH_AND_IDS", "Give --path, ids or --filter: one of them");
+    const paths = options.path.map((given) => path.resolve(given));
+    await withEngine(options, async (engine) => {
+      const deleted = await engine.deletePaths(paths);
+      printResult(options, { count: deleted.length, deleted }, () => `Deleted ${deleted.length} object${deleted.length === 1 ? "" : "s"}.\n`);
+    });
+    return;
+  }
   if (options.filter !== undefined && ids.length > 0) throw new UsageError("DELETE_IDS_AND_FILTER", "Give ids or --filter, not both");
   if (options.filter === undefined && ids.length === 0) throw new UsageError("NO_IDS", "Name the objects to delete: ids as arguments, - to read them from standard input (one per line), or --filter with --index");
   if (options.index !== undefined && options.filter === undefined) throw new UsageError("INDEX_WITHOUT_FILTER", "--index names the index whose fields --filter reads: give --filter too");

@@ -20,6 +20,7 @@ export type ObjectsInput = (
   | { source: string; text: string; base?: string }
   | { source: string; path: string; base?: string }
   | { source: string; stream: NodeJS.ReadableStream; base?: string }
+  | { source: string; objects: readonly ParsedObject[]; base?: string }
 ) & {
   /** How the input is laid out: JSON (an object, an array or JSON Lines), CSV or TSV (csv.ts). Default: by a path's extension, else JSON. */
   format?: InputFormat;
@@ -29,7 +30,7 @@ export const INPUT_FORMATS = ["json", "csv", "tsv"] as const;
 export type InputFormat = (typeof INPUT_FORMATS)[number];
 
 /** An input that can be read more than once. */
-export type ReplayableInput = ({ source: string; text: string } | { source: string; path: string }) & { format?: InputFormat };
+export type ReplayableInput = ({ source: string; text: string } | { source: string; path: string } | { source: string; objects: readonly ParsedObject[] }) & { format?: InputFormat };
 
 /** An input's format: as given, else `.csv` and `.tsv` paths by their extension, else JSON. */
 export function inputFormat(input: ReplayableInput): InputFormat {
@@ -66,12 +67,12 @@ export async function replayable(input: ObjectsInput, spoolFile: () => Promise<s
   return { source: input.source, path, ...(input.format ? { format: input.format } : {}) };
 }
 
-async function wholeText(input: ReplayableInput): Promise<string> {
+async function wholeText(input: { source: string; text: string } | { source: string; path: string }): Promise<string> {
   return "text" in input ? input.text : decodeUtf8(await readFile(input.path), input.source, 1);
 }
 
 /** The first non-space character of an input (after a byte order mark), or null when it is blank. */
-async function firstChar(input: ReplayableInput): Promise<string | null> {
+async function firstChar(input: { source: string; text: string } | { source: string; path: string }): Promise<string | null> {
   let head: string;
   if ("text" in input) {
     head = input.text.slice(0, SNIFF_BYTES);
@@ -112,7 +113,7 @@ async function* fileLines(path: string, source: string): AsyncGenerator<string> 
   if (pieces.length > 0) yield decode(Buffer.concat(pieces));
 }
 
-function lines(input: ReplayableInput): AsyncIterable<string> {
+function lines(input: { source: string; text: string } | { source: string; path: string }): AsyncIterable<string> {
   if ("text" in input) {
     return (async function* () {
       yield* input.text.split("\n");
@@ -126,6 +127,10 @@ function lines(input: ReplayableInput): AsyncIterable<string> {
  * INVALID_INPUT naming the line of the first malformed object.
  */
 export async function* readObjects(input: ReplayableInput): AsyncGenerator<ParsedObject> {
+  if ("objects" in input) {
+    yield* input.objects;
+    return;
+  }
   const format = inputFormat(input);
   if (format !== "json") {
     yield* await csvObjects(await wholeText(input), input.source, format);

@@ -12,6 +12,8 @@ export interface ParsedObject {
   object: JsonObject;
   /** `file:line` (JSON Lines, single object) or `file[index]` (array element at a line). */
   where: string;
+  /** The id it is stored under, when its reader fixes one (a file's path, files.ts): the id field is then not read. */
+  id?: string;
 }
 
 /** Line number (1-based) of a character offset. */

@@ -110,8 +110,8 @@ export async function addObjects(
     const guess = new IdFieldGuess();
     let firstWithout: string | undefined;
     for (const input of replay) {
-      for await (const { object, where } of readObjects(input)) {
-        let id = givenId(object, where);
+      for await (const { object, where, id: fixed } of readObjects(input)) {
+        let id = fixed ?? givenId(object, where);
         if (id === null) {
           if (options.idField !== undefined && options.id === undefined && !options.generateIds) throw missingIdField(idField, where, spelling);
           firstWithout ??= where;
@@ -166,8 +166,8 @@ export async function addObjects(
           batch = new Map();
         };
         for (const [inputIndex, input] of replay.entries()) {
-          for await (const { object, where } of readObjects(input)) {
-            const given = givenId(object, where);
+          for await (const { object, where, id: fixed } of readObjects(input)) {
+            const given = fixed ?? givenId(object, where);
             const id = given ?? generated[nextGenerated++];
             // A file changed between the two passes (replaced, appended to) must not be half added.
             if (id === undefined || (given !== null && !ids.has(given))) throw inputChanged(where);

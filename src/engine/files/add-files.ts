@@ -1,0 +1,173 @@
+/**
+ * `objects add <folder|file>…` for files (issue 29): walk, read each file that changed since it was
+ * stored (by content hash), add their objects, and remove the objects a changed file no longer
+ * yields. With `sync` (and in `--watch`), objects of files that are gone from a walked folder are
+ * deleted too.
+ *
+ * Files are added in steps of up to STEP_FILES files (or STEP_BYTES of content); each step is one
+ * add, all or nothing, as `objects add` of JSON is. An add stopped part-way (killed, refused) keeps
+ * the steps before it, and adding again skips them as unchanged, so a large folder is resumable.
+ */
+import type { EngineContext } from "../context.js";
+import { isImageIndex } from "../config.js";
+import { failpoint } from "../failpoint.js";
+import { addObjects, type AddObjectsOptions } from "../objects/service.js";
+import { deleteObjects } from "../objects/delete.js";
+import type { ObjectsInput } from "../objects/input.js";
+import { objectId } from "../objects/parse.js";
+import type { JsonObject } from "../types.js";
+import { UnreadableFile } from "./document.js";
+import { contentHash, fileBytes, fileObjects } from "./file-object.js";
+import { inScope, storedFiles } from "./stored-files.js";
+import { walk, type FoundFile, type SkippedFile, type WalkOptions } from "./walk.js";
+
+/** Files per step (one journaled add). */
+export const STEP_FILES = 1000;
+/** Content per step, in bytes. */
+export const STEP_BYTES = 64 * 1024 * 1024;
+/** Default `--max-file-size`: 10 MiB (PDFs: 5 times as much, their text being a fraction of their bytes). */
+export const DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024;
+export const PDF_SIZE_FACTOR = 5;
+
+export type FileAction = "added" | "replaced" | "unchanged" | "deleted" | "skipped";
+
+export interface FileChange {
+  action: FileAction;
+  path: string;
+  /** Objects written or deleted for it. */
+  objects: number;
+  reason?: string;
+}
+
+export interface AddFilesOptions extends Omit<WalkOptions, "skipDirs" | "maxFileSize">, Pick<AddObjectsOptions, "idField" | "generateIds" | "spelling"> {
+  maxFileSize?: number;
+  /** Delete the objects of files gone from the folders walked (`--sync`, and `--watch`). */
+  sync?: boolean;
+  /**
+   * Files read even when their size and modification time are those stored (`--watch` names the
+   * files an event reported): otherwise such a file is taken as unchanged without reading it.
+   */
+  recheck?: ReadonlySet<string>;
+  /** Called once per file with what was done to it, once its step is committed. */
+  onChange?: (change: FileChange) => void;
+}
+
+export interface AddFilesResult {
+  /** Objects written. */
+  count: number;
+  files: Record<FileAction, number>;
+  /** Objects deleted: of files gone (sync), and those a changed file no longer yields. */
+  deleted: number;
+  skipped: SkippedFile[];
+  /** Files left out by ignore files and patterns. */
+  ignored: number;
+  /** Stored files under the walked folders that are gone from them, left in place (no `sync`). */
+  gone: number;
+}
+
+export async function addFiles(ctx: EngineContext, targets: readonly string[], options: AddFilesOptions, now: Date): Promise<AddFilesResult> {
+  const maxFileSize = options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
+  const walked = await walk(targets, {
+    ...options,
+    // (PDFs are walked up to their larger limit, and held to it below)
+    maxFileSize: maxFileSize * PDF_SIZE_FACTOR,
+    skipDirs: ctx.project.remote ? [] : [ctx.project.localDir],
+  });
+  const result: AddFilesResult = { count: 0, files: { added: 0, replaced: 0, unchanged: 0, deleted: 0, skipped: 0 }, deleted: 0, skipped: [], ignored: walked.ignored, gone: 0 };
+  const report = (change: FileChange) => {
+    result.files[change.action]++;
+    if (change.action === "skipped") result.skipped.push({ path: change.path, reason: change.reason ?? "" });
+    options.onChange?.(change);
+  };
+  for (const skipped of walked.skipped) report({ action: "skipped", path: skipped.path, objects: 0, reason: skipped.reason });
+  const stored = await storedFiles(ctx);
+  const imagesWanted = (await ctx.project.indexes()).some((index) => isImageIndex(index.configuration));
+
+  const addedIds = new Set<string>(); // ids written by this add: never deleted as another file's stale ones
+  const idField = options.idField ?? "id";
+  let step: { found: FoundFile; inputs: ObjectsInput[]; kept: Set<string | null>; stale: string[]; count: number; replaced: boolean }[] = [];
+  let stepBytes = 0;
+  const commit = async () => {
+    if (step.length === 0) return;
+    const added = await addObjects(ctx, step.flatMap((entry) => entry.inputs), options, now);
+    result.count += added.count;
+    for (const entry of step) for (const id of entry.kept) if (id !== null) addedIds.add(id);
+    failpoint("files:added");
+    result.deleted += await deleteStored(ctx, step.flatMap((entry) => entry.stale).filter((id) => !addedIds.has(id)));
+    for (const entry of step) report({ action: entry.replaced ? "replaced" : "added", path: entry.found.path, objects: entry.count });
+    step = [];
+    stepBytes = 0;
+  };
+
+  for (const found of walked.files) {
+    const limit = found.kind === "pdf" ? maxFileSize * PDF_SIZE_FACTOR : maxFileSize;
+    if (found.size > limit) {
+      report({ action: "skipped", path: found.path, objects: 0, reason: `${mib(found.size)} is over the ${mib(limit)} limit (--max-file-size)` });
+      continue;
+    }
+    if (found.kind === "image" && !imagesWanted) {
+      report({ action: "skipped", path: found.path, objects: 0, reason: "an image, and the project has no image index to search it" });
+      continue;
+    }
+    const before = stored.get(found.path);
+    if (before && before.size === found.size && before.modified === found.modified.toISOString() && !options.recheck?.has(found.path)) {
+      report({ action: "unchanged", path: found.path, objects: 0 });
+      continue;
+    }
+    let read: Awaited<ReturnType<typeof fileObjects>>;
+    try {
+      const bytes = await fileBytes(found);
+      if (before && before.hash === contentHash(bytes)) {
+        report({ action: "unchanged", path: found.path, objects: 0 });
+        continue;
+      }
+      read = await fileObjects(found, bytes);
+    } catch (error) {
+      if (!(error instanceof UnreadableFile)) throw error;
+      report({ action: "skipped", path: found.path, objects: 0, reason: error.reason });
+      continue;
+    }
+    // The ids its earlier objects had that its new content does not give (a row removed from a CSV;
+    // every earlier object of a file whose objects have generated ids).
+    const kept = new Set(read.objects.map((parsed) => parsed.id ?? ownId(parsed.object, idField)));
+    const stale = (before?.ids ?? []).filter((id) => !kept.has(id));
+    step.push({ found, inputs: [{ source: found.path, objects: read.objects, base: found.base }], kept, stale, count: read.objects.length, replaced: before !== undefined });
+    stepBytes += found.size;
+    if (step.length >= STEP_FILES || stepBytes >= STEP_BYTES) await commit();
+  }
+  await commit();
+
+  const found = new Set([...walked.files.map((file) => file.path), ...walked.skipped.map((file) => file.path)]);
+  const gone = [...stored].filter(([path]) => inScope(path, walked.scopes) && !found.has(path) && !result.skipped.some((s) => s.path === path));
+  if (options.sync) {
+    for (const [path, entry] of gone) {
+      const count = await deleteStored(ctx, entry.ids);
+      result.deleted += count;
+      report({ action: "deleted", path, objects: count });
+    }
+  } else {
+    result.gone = gone.length;
+  }
+  return result;
+}
+
+/** An object's own id, or null (a malformed one is refused by the add itself). */
+function ownId(object: JsonObject, idField: string): string | null {
+  try {
+    return objectId(object, idField, "");
+  } catch {
+    return null;
+  }
+}
+
+/** Deletes those of `ids` that are still stored; returns how many. */
+async function deleteStored(ctx: EngineContext, ids: readonly string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const present = await (await ctx.store()).getObjects([...new Set(ids)]);
+  if (present.size === 0) return 0;
+  return (await deleteObjects(ctx, [...present.keys()])).length;
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}

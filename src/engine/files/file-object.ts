@@ -1,0 +1,101 @@
+/**
+ * A found file's objects (issue 29). A document (Markdown, text, HTML, PDF) is one object stored
+ * under its path: `{title, body, …front matter, path, ext, size, modified, hash}`. An image is one
+ * object whose `image` field names it, for image indexes. JSON, JSON Lines, CSV and TSV files hold
+ * their own objects, read as `objects add file.json` reads them, each given the file fields it does
+ * not have itself (a field of the object's own is never overwritten). `hash` is the SHA-256 of the
+ * file's bytes: an add skips a file whose stored objects carry the same hash.
+ *
+ * A file that cannot be read as its format throws UnreadableFile, with the reason listed among the
+ * skipped files; the caller adds the others.
+ */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { ValidationError } from "../errors.js";
+import { setOwn } from "../fields.js";
+import type { JsonObject } from "../types.js";
+import { readObjects } from "../objects/input.js";
+import { objectId, type ParsedObject } from "../objects/parse.js";
+import { decodeText } from "./decode.js";
+import { UnreadableFile, type FileDocument } from "./document.js";
+import { extensionOf } from "./kinds.js";
+import type { FoundFile } from "./walk.js";
+import { systemReason } from "./walk.js";
+
+/** The fields every file-derived object has. */
+export const FILE_FIELDS = ["path", "ext", "size", "modified", "hash"] as const;
+
+export interface FileObjects {
+  hash: string;
+  objects: ParsedObject[];
+}
+
+/** The SHA-256 of a file's bytes, in hex. */
+export function contentHash(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** Reads a file's bytes; UnreadableFile when it cannot be (gone, no permission). */
+export async function fileBytes(found: FoundFile): Promise<Buffer> {
+  try {
+    return await readFile(found.file);
+  } catch (error) {
+    throw new UnreadableFile(`cannot be read: ${systemReason(error)}`);
+  }
+}
+
+/** The objects of a found file whose bytes are `bytes`. */
+export async function fileObjects(found: FoundFile, bytes: Buffer): Promise<FileObjects> {
+  const hash = contentHash(bytes);
+  const fields: JsonObject = { path: found.path, ext: extensionOf(found.path), size: bytes.length, modified: found.modified.toISOString(), hash };
+  const where = found.path;
+  if (found.kind === "image") return { hash, objects: [own(found.path, { image: found.path, ...fields })] };
+  if (found.kind === "json" || found.kind === "jsonl" || found.kind === "csv" || found.kind === "tsv") {
+    const text = decodeText(bytes);
+    const format = found.kind === "csv" || found.kind === "tsv" ? found.kind : "json";
+    const objects: ParsedObject[] = [];
+    try {
+      for await (const parsed of readObjects({ source: where, text, format })) {
+        for (const [name, value] of Object.entries(fields)) if (!Object.hasOwn(parsed.object, name)) setOwn(parsed.object, name, value);
+        objects.push(parsed);
+      }
+    } catch (error) {
+      if (error instanceof ValidationError) throw new UnreadableFile(error.message.startsWith(`${where}`) ? error.message.slice(where.length).replace(/^[:\s]+/, "") : error.message);
+      throw error;
+    }
+    return { hash, objects };
+  }
+  const document = await readDocument(found, bytes);
+  const object: JsonObject = {};
+  if (document.title !== undefined && document.title !== "") object.title = document.title;
+  object.body = document.body;
+  for (const [name, value] of Object.entries(document.fields ?? {})) {
+    if (!Object.hasOwn(object, name) && !Object.hasOwn(fields, name)) setOwn(object, name, value);
+  }
+  Object.assign(object, fields);
+  return { hash, objects: [own(found.path, object)] };
+}
+
+/** An object stored under the file's path, once the path is checked as an id. */
+function own(id: string, object: JsonObject): ParsedObject {
+  try {
+    objectId({ id }, "id", id);
+  } catch (error) {
+    throw new UnreadableFile(`its path cannot be an id: ${(error as Error).message.replace(/^.*?field "id" /, "")}`);
+  }
+  return { object, where: id, id };
+}
+
+async function readDocument(found: FoundFile, bytes: Buffer): Promise<FileDocument> {
+  const name = found.path.slice(found.path.lastIndexOf("/") + 1);
+  switch (found.kind) {
+    case "pdf":
+      return (await import("./pdf.js")).readPdf(bytes, name);
+    case "markdown":
+      return (await import("./markdown.js")).readMarkdown(decodeText(bytes), name);
+    case "html":
+      return (await import("./html.js")).readHtml(decodeText(bytes), name);
+    default:
+      return (await import("./plain-text.js")).readPlainText(decodeText(bytes), name);
+  }
+}

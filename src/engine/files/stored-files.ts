@@ -1,0 +1,68 @@
+/**
+ * The files a project holds objects of: for each stored `path`, the hash of the file its objects
+ * were read from and their ids. Read from the object table (every object's body), so it needs no
+ * state of its own that could disagree with the objects.
+ */
+import path from "node:path";
+import type { EngineContext } from "../context.js";
+
+export interface StoredFile {
+  hash: string;
+  /** The file's size and modification time when it was read (RFC 3339), if its objects carry them. */
+  size?: number;
+  modified?: string;
+  ids: string[];
+}
+
+/** Objects read per query while scanning. */
+const PAGE = 5000;
+const HASH = /^[0-9a-f]{64}$/;
+
+/** Stored file paths and their objects, from the objects that carry a `path` and a `hash`. */
+export async function storedFiles(ctx: EngineContext): Promise<Map<string, StoredFile>> {
+  const files = new Map<string, StoredFile>();
+  if (!(await ctx.project.exists())) return files;
+  const store = (await ctx.store()).snapshot();
+  for (let seq = -1; ; ) {
+    const rows = await store.objectsAfter(seq, PAGE);
+    for (const row of rows) {
+      const object = JSON.parse(row.body) as { path?: unknown; hash?: unknown; size?: unknown; modified?: unknown };
+      if (typeof object.path !== "string" || typeof object.hash !== "string" || !HASH.test(object.hash)) continue;
+      const entry = files.get(object.path);
+      if (entry) entry.ids.push(row.id);
+      else {
+        const size = typeof object.size === "number" ? object.size : undefined;
+        const modified = typeof object.modified === "string" ? object.modified : undefined;
+        files.set(object.path, { hash: object.hash, size, modified, ids: [row.id] });
+      }
+    }
+    if (rows.length < PAGE) return files;
+    seq = (rows.at(-1) as { seq: number }).seq;
+  }
+}
+
+/** Whether stored path `stored` lies under a walk's scope (`notes/` for a folder, the path itself for a file). */
+export function inScope(stored: string, scopes: readonly string[]): boolean {
+  return scopes.some((scope) => (scope.endsWith("/") ? stored.startsWith(scope) : stored === scope));
+}
+
+/**
+ * The stored paths `given` (a file or folder, as typed) names: stored paths equal to, or under, the
+ * end of its absolute path (`./notes/old.md` names `notes/old.md`, and so does
+ * `~/docs/notes/old.md`, and `docs/notes/old.md` if it was added with `docs`). The file need not
+ * exist any more.
+ */
+export function pathsNamed(stored: Iterable<string>, given: string): string[] {
+  const absolute = toPosix(path.resolve(given)).replace(/\/+$/, "");
+  const segments = absolute.split("/").filter((segment) => segment !== "");
+  const tails = new Set(segments.map((_, i) => segments.slice(i).join("/")));
+  return [...stored].filter((candidate) => {
+    if (tails.has(candidate)) return true;
+    for (let cut = candidate.indexOf("/"); cut !== -1; cut = candidate.indexOf("/", cut + 1)) if (tails.has(candidate.slice(0, cut))) return true;
+    return false;
+  });
+}
+
+function toPosix(file: string): string {
+  return path.sep === "/" ? file : file.split(path.sep).join("/");
+}

@@ -1,0 +1,250 @@
+/**
+ * Finding the files an `objects add <folder|file>…` reads (issue 29). Folders are walked
+ * recursively, honouring `.gitignore` and `.semsearchignore` files (at any depth, each relative to
+ * its folder, as git reads them) and `--glob` / `--exclude` patterns; `node_modules`, the project's
+ * own folder and hidden files and folders (`.git`, `.env`, an editor's `.a.md.swp`) are left out. Symbolic links to files are read; links to folders are not
+ * followed (a cycle would never end). Every file found gets the path it is stored under (its id):
+ * the path from the folder named, prefixed by that folder's name (`notes/sub/a.md` for a file of
+ * `./notes`, wherever the command runs), so two folders added to one project keep apart and a file
+ * keeps its id when the folder is added from elsewhere. A file named directly is stored under its
+ * folder's name and its own (`notes/a.md`), as it would be when its folder is added.
+ *
+ * What a walk cannot use is skipped with a reason (too large, unreadable, an unknown format) and
+ * listed, never failing the others. Ignored files are not listed (a `node_modules` would drown the
+ * list): they are only counted.
+ */
+import { lstat, readdir, readFile, stat } from "node:fs/promises";
+import path from "node:path";
+import { fileKind, type FileKind } from "./kinds.js";
+
+export interface WalkOptions {
+  /** Only files whose stored path matches one of these (picomatch globs, e.g. `**\/*.md`). */
+  glob?: readonly string[];
+  /** Files and folders whose stored path matches one of these are left out. */
+  exclude?: readonly string[];
+  /** Further extensions read as plain text (`--ext log`). */
+  textExtensions?: readonly string[];
+  /** Files larger than this are skipped (bytes). */
+  maxFileSize: number;
+  /** Folders never entered (the project's own), absolute. */
+  skipDirs?: readonly string[];
+}
+
+export interface FoundFile {
+  /** Absolute path on disk. */
+  file: string;
+  /** The stored path and id: `<folder name>/<path inside it>`, `/`-separated. */
+  path: string;
+  /** The folder the stored path is relative to (image references are resolved against it). */
+  base: string;
+  kind: FileKind;
+  size: number;
+  modified: Date;
+}
+
+export interface SkippedFile {
+  path: string;
+  reason: string;
+}
+
+export interface WalkResult {
+  files: FoundFile[];
+  skipped: SkippedFile[];
+  /** Files left out by ignore files, `--glob` or `--exclude`. */
+  ignored: number;
+  /** The stored-path prefixes the walk covered: `notes/` for a folder, the stored path for a file. */
+  scopes: string[];
+}
+
+/** Folders never walked into, wherever they are. */
+const NEVER_ENTERED = new Set([".git", "node_modules", ".semsearch"]);
+const IGNORE_FILES = [".gitignore", ".semsearchignore"];
+
+/** The stored path of a file or folder given on the command line: its folder's name, then its own. */
+export function storedPath(target: string): { base: string; path: string } {
+  const absolute = path.resolve(target);
+  const base = path.dirname(absolute);
+  return { base, path: toPosix(path.relative(base, absolute)) || path.basename(absolute) };
+}
+
+function toPosix(relative: string): string {
+  return path.sep === "/" ? relative : relative.split(path.sep).join("/");
+}
+
+/** Walks `targets` (folders and files); a target that does not exist or cannot be read is an error for the caller. */
+export async function walk(targets: readonly string[], options: WalkOptions): Promise<WalkResult> {
+  const picomatch = (await import("picomatch")).default;
+  const only = options.glob?.length ? picomatch([...options.glob], { dot: true }) : null;
+  const excluded = options.exclude?.length ? picomatch([...options.exclude], { dot: true }) : null;
+  const ignoreFactory = (await import("ignore")).default;
+  const skipDirs = new Set((options.skipDirs ?? []).map((dir) => path.resolve(dir)));
+  const result: WalkResult = { files: [], skipped: [], ignored: 0, scopes: [] };
+  const seen = new Set<string>();
+
+  const consider = async (file: string, stored: string, base: string, info: { size: number; mtime: Date }) => {
+    if (seen.has(stored)) return;
+    seen.add(stored);
+    const kind = fileKind(stored, options.textExtensions ?? []);
+    if (kind === null) {
+      result.skipped.push({ path: stored, reason: await unknownFormat(file, stored) });
+      return;
+    }
+    const limit = options.maxFileSize;
+    if (info.size > limit) {
+      result.skipped.push({ path: stored, reason: `${megabytes(info.size)} is over the ${megabytes(limit)} limit (--max-file-size)` });
+      return;
+    }
+    result.files.push({ file, path: stored, base, kind, size: info.size, modified: info.mtime });
+  };
+
+  type Rules = { dir: string; test: (relative: string, isDir: boolean) => boolean }[];
+  const ignoredBy = (rules: Rules, file: string, isDir: boolean) =>
+    rules.some(({ dir, test }) => {
+      const relative = toPosix(path.relative(dir, file));
+      return relative !== "" && !relative.startsWith("..") && test(relative, isDir);
+    });
+  const readRules = async (dir: string): Promise<Rules> => {
+    const rules: Rules = [];
+    for (const name of IGNORE_FILES) {
+      let text: string;
+      try {
+        text = await readFile(path.join(dir, name), "utf8");
+      } catch {
+        continue;
+      }
+      const matcher = ignoreFactory({ allowRelativePaths: true }).add(text);
+      rules.push({ dir, test: (relative, isDir) => matcher.ignores(isDir ? `${relative}/` : relative) });
+    }
+    return rules;
+  };
+  const leftOut = (stored: string, isDir: boolean) => {
+    if (excluded && (excluded(stored) || (isDir && excluded(`${stored}/`)))) return true;
+    return !isDir && only !== null && !only(stored);
+  };
+
+  const walkDir = async (dir: string, stored: string, base: string, inherited: Rules) => {
+    if (skipDirs.has(dir)) return;
+    let entries: import("node:fs").Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (error) {
+      result.skipped.push({ path: `${stored}/`, reason: `the folder cannot be read: ${systemReason(error)}` });
+      return;
+    }
+    const rules = [...inherited, ...(await readRules(dir))];
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      const file = path.join(dir, entry.name);
+      const child = `${stored}/${entry.name}`;
+      let isDir = entry.isDirectory();
+      let info: { size: number; mtime: Date } | undefined;
+      if (entry.isSymbolicLink()) {
+        try {
+          const target = await stat(file);
+          if (target.isDirectory()) {
+            result.ignored++; // links to folders are not followed
+            continue;
+          }
+          isDir = false;
+          info = target;
+        } catch (error) {
+          result.skipped.push({ path: child, reason: `a broken link: ${systemReason(error)}` });
+          continue;
+        }
+      }
+      if (isDir && NEVER_ENTERED.has(entry.name)) continue;
+      if (entry.name.startsWith(".")) {
+        result.ignored++; // hidden: .env, .DS_Store, editors' swap files, .gitignore itself
+        continue;
+      }
+      if (ignoredBy(rules, file, isDir) || leftOut(child, isDir)) {
+        result.ignored++;
+        continue;
+      }
+      if (isDir) {
+        await walkDir(file, child, base, rules);
+        continue;
+      }
+      if (!entry.isFile() && !entry.isSymbolicLink()) {
+        result.skipped.push({ path: child, reason: "not a regular file (a pipe, socket or device)" });
+        continue;
+      }
+      try {
+        info ??= await lstat(file);
+      } catch (error) {
+        result.skipped.push({ path: child, reason: `cannot be read: ${systemReason(error)}` });
+        continue;
+      }
+      await consider(file, child, base, info);
+    }
+  };
+
+  for (const target of targets) {
+    const absolute = path.resolve(target);
+    const { base, path: stored } = storedPath(absolute);
+    const info = await stat(absolute);
+    if (info.isDirectory()) {
+      result.scopes.push(`${stored}/`);
+      await walkDir(absolute, stored, base, await ancestorRules(absolute, readRules));
+    } else {
+      result.scopes.push(stored);
+      await consider(absolute, stored, base, info);
+    }
+  }
+  return result;
+}
+
+/**
+ * The ignore files of the folders above a walked folder, up to the repository it is in (a folder
+ * holding `.git`): adding `repo/docs` honours `repo/.gitignore`, as git would.
+ */
+async function ancestorRules<R>(dir: string, readRules: (dir: string) => Promise<R[]>): Promise<R[]> {
+  const above: string[] = [];
+  for (let current = path.dirname(dir); ; current = path.dirname(current)) {
+    above.unshift(current);
+    const isRepository = await stat(path.join(current, ".git")).then(
+      () => true,
+      () => false,
+    );
+    if (isRepository || path.dirname(current) === current) break;
+  }
+  // Only when the walked folder is inside a repository: elsewhere a stray ~/.gitignore is not this folder's.
+  const repository = await stat(path.join(above[0] as string, ".git")).then(
+    () => true,
+    () => false,
+  );
+  if (!repository) return [];
+  return (await Promise.all(above.map(readRules))).flat();
+}
+
+/** Why a file of an extension semsearch does not read is skipped: binary, or text it could read with `--ext`. */
+async function unknownFormat(file: string, stored: string): Promise<string> {
+  const extension = path.posix.extname(stored).slice(1);
+  let binary = false;
+  try {
+    const { open } = await import("node:fs/promises");
+    const handle = await open(file, "r");
+    try {
+      const buffer = Buffer.alloc(8192);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+      binary = buffer.subarray(0, bytesRead).includes(0);
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    return `cannot be read: ${systemReason(error)}`;
+  }
+  if (binary) return `binary, of a format semsearch does not read${extension ? ` (.${extension})` : ""}`;
+  return extension ? `.${extension} is not a format semsearch reads (to read it as plain text: --ext ${extension})` : "no extension, so no known format (rename it, e.g. to .txt)";
+}
+
+function megabytes(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(bytes < 1024 * 1024 ? 2 : 1)} MiB`;
+}
+
+/** A system error's reason, without the path (which the caller names). */
+export function systemReason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const known: Record<string, string> = { EACCES: "permission denied", EPERM: "permission denied", ENOENT: "it no longer exists", ELOOP: "too many levels of links", EISDIR: "it is a folder" };
+  return (code && known[code]) ?? (error instanceof Error ? error.message : String(error));
+}

@@ -1,0 +1,126 @@
+/**
+ * `objects add <folder>… --watch` (issue 29): keeps a project in sync with folders until stopped.
+ *
+ * The watcher (chokidar, over the system's file events) starts first, then the folders are
+ * reconciled with the project (an add with `sync`: new and changed files added, objects of files
+ * gone deleted), so nothing that happens meanwhile is missed. After that, file events are gathered
+ * until none has come for DEBOUNCE_MS (at most MAX_WAIT_MS after the first), and each such burst is
+ * one more reconcile in which the files the events named are read even if their size and time look
+ * unchanged. An editor's save by rename, a moved folder, a deleted tree: each is whatever the walk
+ * finds afterwards, so the result is exact whichever events the system reports.
+ *
+ * Every step is an ordinary journaled add or delete: a watcher killed at any point leaves the
+ * project as a finished or undone step, and the reconcile of the next start makes it exact.
+ */
+import path from "node:path";
+import type { EngineContext } from "../context.js";
+import { addFiles, type AddFilesOptions, type AddFilesResult } from "./add-files.js";
+import { storedPath } from "./walk.js";
+
+/** Quiet time that ends a burst of events, in ms. */
+export const DEBOUNCE_MS = 150;
+/** Longest a burst is gathered before it is applied, in ms. */
+export const MAX_WAIT_MS = 1000;
+/** Wait after a failed reconcile before the next try, in ms. */
+const RETRY_MS = 2000;
+
+export interface WatchOptions extends AddFilesOptions {
+  /** Stops the watch: the reconcile in progress finishes first. */
+  signal: AbortSignal;
+  /** Called after each reconcile (the first one included). */
+  onReconciled?: (result: AddFilesResult, first: boolean) => void;
+  /** A reconcile that failed (the watch goes on, and retries). */
+  onError?: (error: unknown) => void;
+  /** Called once the watcher is listening for events. */
+  onReady?: () => void;
+}
+
+export async function watchFiles(ctx: EngineContext, targets: readonly string[], options: WatchOptions, now: () => Date): Promise<void> {
+  const { watch } = await import("chokidar");
+  const roots = targets.map((target) => ({ dir: path.resolve(target), stored: storedPath(target).path }));
+  const skip = new Set([".git", "node_modules", ".semsearch"]);
+  const projectDir = ctx.project.remote ? null : path.resolve(ctx.project.localDir);
+  const pending = new Set<string>();
+  let wake: (() => void) | null = null;
+  let firstEventAt = 0;
+  let lastEventAt = 0;
+
+  const watcher = watch(
+    roots.map((root) => root.dir),
+    {
+      ignoreInitial: true,
+      ignored: (file: string) => (projectDir !== null && (file === projectDir || file.startsWith(`${projectDir}${path.sep}`))) || file.split(path.sep).some((part) => skip.has(part)),
+      followSymlinks: false,
+    },
+  );
+  const onEvent = (file: string) => {
+    const root = roots.find(({ dir }) => file === dir || file.startsWith(`${dir}${path.sep}`));
+    if (!root) return;
+    const relative = path.relative(root.dir, file).split(path.sep).join("/");
+    pending.add(relative === "" ? root.stored : `${root.stored}/${relative}`);
+    lastEventAt = Date.now();
+    if (firstEventAt === 0) firstEventAt = lastEventAt;
+    wake?.();
+  };
+  watcher.on("all", (_event, file) => onEvent(file));
+  const errors: unknown[] = [];
+  watcher.on("error", (error) => errors.push(error));
+  await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+  const stopped = new Promise<void>((resolve) => {
+    if (options.signal.aborted) resolve();
+    options.signal.addEventListener("abort", () => {
+      wake?.();
+      resolve();
+    });
+  });
+
+  const reconcile = async (recheck: ReadonlySet<string>, first: boolean) => {
+    const result = await addFiles(ctx, targets, { ...options, sync: true, recheck }, now());
+    options.onReconciled?.(result, first);
+  };
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => (wake = null));
+
+  try {
+    options.onReady?.();
+    let first = true;
+    let failed = false;
+    while (!options.signal.aborted) {
+      if (!first) {
+        // Wait for an event, then for the burst to end.
+        if (pending.size === 0 && !failed) await Promise.race([sleep(60_000), stopped]);
+        if (options.signal.aborted) break;
+        if (pending.size === 0 && !failed) continue;
+        for (;;) {
+          const since = Date.now() - lastEventAt;
+          const total = Date.now() - firstEventAt;
+          if (since >= DEBOUNCE_MS || total >= MAX_WAIT_MS || options.signal.aborted) break;
+          await sleep(Math.min(DEBOUNCE_MS - since, MAX_WAIT_MS - total));
+        }
+      }
+      const recheck = new Set(pending);
+      pending.clear();
+      firstEventAt = 0;
+      try {
+        await reconcile(recheck, first);
+        failed = false;
+      } catch (error) {
+        options.onError?.(error);
+        for (const file of recheck) pending.add(file);
+        failed = true;
+        if (first) throw error; // a first reconcile that fails (no such folder, a refused add) ends the watch
+        await Promise.race([sleep(RETRY_MS), stopped]);
+      }
+      first = false;
+      for (const error of errors.splice(0)) options.onError?.(error);
+    }
+  } finally {
+    await watcher.close();
+  }
+}
