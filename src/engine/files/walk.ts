@@ -1,7 +1,8 @@
 /**
  * Finding the files an `objects add <folder|file>…` reads (issue 29). Folders are walked
- * recursively, honouring `.gitignore` and `.semsearchignore` files (at any depth, each relative to
- * its folder, as git reads them) and `--glob` / `--exclude` patterns; `node_modules`, the project's
+ * recursively, honouring `.gitignore` and `.semsearchignore` files inside them (at any depth, each
+ * relative to its folder, as git reads them; not those above the folder named, which was asked for
+ * even if a repository around it ignores it) and `--glob` / `--exclude` patterns; `node_modules`, the project's
  * own folder and hidden files and folders (`.git`, `.env`, an editor's `.a.md.swp`) are left out. Symbolic links to files are read; links to folders are not
  * followed (a cycle would never end). Every file found gets the path it is stored under (its id):
  * the path from the folder named, prefixed by that folder's name (`notes/sub/a.md` for a file of
@@ -185,36 +186,13 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     const info = await stat(absolute);
     if (info.isDirectory()) {
       result.scopes.push(`${stored}/`);
-      await walkDir(absolute, stored, base, await ancestorRules(absolute, readRules));
+      await walkDir(absolute, stored, base, []);
     } else {
       result.scopes.push(stored);
       await consider(absolute, stored, base, info);
     }
   }
   return result;
-}
-
-/**
- * The ignore files of the folders above a walked folder, up to the repository it is in (a folder
- * holding `.git`): adding `repo/docs` honours `repo/.gitignore`, as git would.
- */
-async function ancestorRules<R>(dir: string, readRules: (dir: string) => Promise<R[]>): Promise<R[]> {
-  const above: string[] = [];
-  for (let current = path.dirname(dir); ; current = path.dirname(current)) {
-    above.unshift(current);
-    const isRepository = await stat(path.join(current, ".git")).then(
-      () => true,
-      () => false,
-    );
-    if (isRepository || path.dirname(current) === current) break;
-  }
-  // Only when the walked folder is inside a repository: elsewhere a stray ~/.gitignore is not this folder's.
-  const repository = await stat(path.join(above[0] as string, ".git")).then(
-    () => true,
-    () => false,
-  );
-  if (!repository) return [];
-  return (await Promise.all(above.map(readRules))).flat();
 }
 
 /** Why a file of an extension semsearch does not read is skipped: binary, or text it could read with `--ext`. */
