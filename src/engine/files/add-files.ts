@@ -19,7 +19,7 @@ import type { JsonObject } from "../types.js";
 import { UnreadableFile } from "./document.js";
 import { contentHash, fileBytes, fileObjects } from "./file-object.js";
 import { inScope, storedFiles } from "./stored-files.js";
-import { walk, type FoundFile, type SkippedFile, type WalkOptions } from "./walk.js";
+import { formatSize, walk, type FoundFile, type SkippedFile, type WalkOptions } from "./walk.js";
 
 /** Files per step (one journaled add). */
 export const STEP_FILES = 1000;
@@ -102,7 +102,7 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
   for (const found of walked.files) {
     const limit = found.kind === "pdf" ? maxFileSize * PDF_SIZE_FACTOR : maxFileSize;
     if (found.size > limit) {
-      report({ action: "skipped", path: found.path, objects: 0, reason: `${mib(found.size)} is over the ${mib(limit)} limit (--max-file-size)` });
+      report({ action: "skipped", path: found.path, objects: 0, reason: `${formatSize(found.size)} is over the ${formatSize(limit)} limit (--max-file-size)` });
       continue;
     }
     if (found.kind === "image" && !imagesWanted) {
@@ -166,8 +166,4 @@ async function deleteStored(ctx: EngineContext, ids: readonly string[]): Promise
   const present = await (await ctx.store()).getObjects([...new Set(ids)]);
   if (present.size === 0) return 0;
   return (await deleteObjects(ctx, [...present.keys()])).length;
-}
-
-function mib(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }

@@ -61,11 +61,20 @@ export interface WalkResult {
 const NEVER_ENTERED = new Set([".git", "node_modules", ".semsearch"]);
 const IGNORE_FILES = [".gitignore", ".semsearchignore"];
 
-/** The stored path of a file or folder given on the command line: its folder's name, then its own. */
-export function storedPath(target: string): { base: string; path: string } {
+/**
+ * The stored path of a folder given on the command line (its name) or of a file (its folder's name,
+ * then its own), and the folder that path is relative to. The file system's root folder has the
+ * empty path: its files are stored under their own paths.
+ */
+export function storedPath(target: string, isFolder: boolean): { base: string; path: string } {
   const absolute = path.resolve(target);
-  const base = path.dirname(absolute);
-  return { base, path: toPosix(path.relative(base, absolute)) || path.basename(absolute) };
+  const base = isFolder ? path.dirname(absolute) : path.dirname(path.dirname(absolute));
+  return { base, path: toPosix(path.relative(base, absolute)) };
+}
+
+/** `notes` → `notes/`; the root's empty path stays empty. */
+function under(stored: string): string {
+  return stored === "" ? "" : `${stored}/`;
 }
 
 function toPosix(relative: string): string {
@@ -92,7 +101,7 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     }
     const limit = options.maxFileSize;
     if (info.size > limit) {
-      result.skipped.push({ path: stored, reason: `${megabytes(info.size)} is over the ${megabytes(limit)} limit (--max-file-size)` });
+      result.skipped.push({ path: stored, reason: `${formatSize(info.size)} is over the ${formatSize(limit)} limit (--max-file-size)` });
       return;
     }
     result.files.push({ file, path: stored, base, kind, size: info.size, modified: info.mtime });
@@ -129,14 +138,14 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch (error) {
-      result.skipped.push({ path: `${stored}/`, reason: `the folder cannot be read: ${systemReason(error)}` });
+      result.skipped.push({ path: under(stored), reason: `the folder cannot be read: ${systemReason(error)}` });
       return;
     }
     const rules = [...inherited, ...(await readRules(dir))];
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       const file = path.join(dir, entry.name);
-      const child = `${stored}/${entry.name}`;
+      const child = `${under(stored)}${entry.name}`;
       let isDir = entry.isDirectory();
       let info: { size: number; mtime: Date } | undefined;
       if (entry.isSymbolicLink()) {
@@ -182,10 +191,10 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
 
   for (const target of targets) {
     const absolute = path.resolve(target);
-    const { base, path: stored } = storedPath(absolute);
     const info = await stat(absolute);
+    const { base, path: stored } = storedPath(absolute, info.isDirectory());
     if (info.isDirectory()) {
-      result.scopes.push(`${stored}/`);
+      result.scopes.push(under(stored));
       await walkDir(absolute, stored, base, []);
     } else {
       result.scopes.push(stored);
@@ -216,8 +225,11 @@ async function unknownFormat(file: string, stored: string): Promise<string> {
   return extension ? `.${extension} is not a format semsearch reads (to read it as plain text: --ext ${extension})` : "no extension, so no known format (rename it, e.g. to .txt)";
 }
 
-function megabytes(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(bytes < 1024 * 1024 ? 2 : 1)} MiB`;
+/** A size for a person: bytes, KiB or MiB. */
+export function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
 /** A system error's reason, without the path (which the caller names). */

@@ -37,7 +37,7 @@ export interface WatchOptions extends AddFilesOptions {
 
 export async function watchFiles(ctx: EngineContext, targets: readonly string[], options: WatchOptions, now: () => Date): Promise<void> {
   const { watch } = await import("chokidar");
-  const roots = targets.map((target) => ({ dir: path.resolve(target), stored: storedPath(target).path }));
+  const roots = targets.map((target) => ({ dir: path.resolve(target), stored: storedPath(target, true).path }));
   const skip = new Set([".git", "node_modules", ".semsearch"]);
   const projectDir = ctx.project.remote ? null : path.resolve(ctx.project.localDir);
   const pending = new Set<string>();
@@ -57,7 +57,7 @@ export async function watchFiles(ctx: EngineContext, targets: readonly string[],
     const root = roots.find(({ dir }) => file === dir || file.startsWith(`${dir}${path.sep}`));
     if (!root) return;
     const relative = path.relative(root.dir, file).split(path.sep).join("/");
-    pending.add(relative === "" ? root.stored : `${root.stored}/${relative}`);
+    pending.add(relative === "" || root.stored === "" ? `${root.stored}${relative}` : `${root.stored}/${relative}`);
     lastEventAt = Date.now();
     if (firstEventAt === 0) firstEventAt = lastEventAt;
     wake?.();

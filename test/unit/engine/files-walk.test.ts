@@ -1,0 +1,99 @@
+/** The folder walk, file kinds and stored-path matching of files as objects (issue 29). */
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { fileKind, readsAsDocument } from "../../../src/engine/files/kinds.js";
+import { inScope, pathsNamed } from "../../../src/engine/files/stored-files.js";
+import { storedPath, walk } from "../../../src/engine/files/walk.js";
+
+function tree(files: Record<string, string>): string {
+  const root = path.join(mkdtempSync(path.join(tmpdir(), "walk-")), "docs");
+  for (const [file, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    writeFileSync(path.join(root, file), content);
+  }
+  return root;
+}
+
+describe("fileKind", () => {
+  it("reads kinds by extension, case ignored, and --ext extensions as text", () => {
+    expect([fileKind("a/B.MD", []), fileKind("x.htm", []), fileKind("x.ndjson", []), fileKind("x.JPEG", []), fileKind("x.log", []), fileKind("Makefile", [])]).toEqual(["markdown", "html", "jsonl", "image", null, null]);
+    expect([fileKind("x.log", ["log"]), fileKind("x.rst", [".RST"])]).toEqual(["text", "text"]);
+    expect([fileKind("x.constructor", []), fileKind("x.__proto__", [])]).toEqual([null, null]);
+    expect([readsAsDocument("a.md", []), readsAsDocument("a.json", []), readsAsDocument("a.csv", []), readsAsDocument("a.pdf", [])]).toEqual([true, false, false, true]);
+  });
+});
+
+describe("walk", () => {
+  it("stores paths under the folder's name, sorted, leaving out ignored, hidden and node_modules files", async () => {
+    const root = tree({
+      "b.md": "b",
+      "a/z.txt": "z",
+      "a/keep.log": "log",
+      "a/.gitignore": "*.log\n!keep.log\n",
+      ".semsearchignore": "secret/\n",
+      "secret/x.md": "x",
+      ".hidden.md": "h",
+      "node_modules/m/readme.md": "m",
+      "c.bin": "\u0000\u0001",
+    });
+    const result = await walk([root], { maxFileSize: 1000 });
+    expect(result.files.map((file) => [file.path, file.kind])).toEqual([
+      ["docs/a/z.txt", "text"],
+      ["docs/b.md", "markdown"],
+    ]);
+    expect(result.files[0]?.base).toBe(path.dirname(root));
+    expect(result.skipped).toEqual([
+      { path: "docs/a/keep.log", reason: ".log is not a format semsearch reads (to read it as plain text: --ext log)" },
+      { path: "docs/c.bin", reason: "binary, of a format semsearch does not read (.bin)" },
+    ]);
+    expect(result.scopes).toEqual(["docs/"]);
+    expect(result.ignored).toBe(4); // .gitignore, .semsearchignore, .hidden.md, secret/ (node_modules is never entered)
+  });
+
+  it("applies --glob and --exclude to the stored paths, and --ext", async () => {
+    const root = tree({ "a.md": "a", "sub/b.md": "b", "sub/c.txt": "c", "drafts/d.md": "d", "e.log": "e" });
+    const only = await walk([root], { maxFileSize: 1000, glob: ["**/*.md"], exclude: ["docs/drafts"] });
+    expect(only.files.map((file) => file.path)).toEqual(["docs/a.md", "docs/sub/b.md"]);
+    const logs = await walk([root], { maxFileSize: 1000, textExtensions: ["log"], glob: ["docs/*"] });
+    expect(logs.files.map((file) => file.path)).toEqual(["docs/a.md", "docs/e.log"]);
+  });
+
+  it("skips files over the size limit and broken links with reasons; does not follow links to folders", async () => {
+    const root = tree({ "big.txt": "x".repeat(2000), "small.txt": "x", "real/in.md": "i" });
+    symlinkSync(path.join(root, "missing.md"), path.join(root, "dangling.md"));
+    symlinkSync(path.join(root, "real"), path.join(root, "loop"));
+    symlinkSync(path.join(root, "small.txt"), path.join(root, "link.txt"));
+    const result = await walk([root], { maxFileSize: 1000 });
+    expect(result.files.map((file) => file.path)).toEqual(["docs/link.txt", "docs/real/in.md", "docs/small.txt"]);
+    expect(result.skipped.map((file) => file.path)).toEqual(["docs/big.txt", "docs/dangling.md"]);
+    expect(result.skipped[0]?.reason).toBe("2.0 KiB is over the 1000 bytes limit (--max-file-size)");
+  });
+
+  it("a file named directly is stored as in its folder; the same file twice is walked once", async () => {
+    const root = tree({ "a.md": "a" });
+    expect(storedPath(path.join(root, "a.md"), false)).toEqual({ base: path.dirname(root), path: "docs/a.md" });
+    expect(storedPath(root, true)).toEqual({ base: path.dirname(root), path: "docs" });
+    expect(storedPath("/", true)).toEqual({ base: "/", path: "" });
+    const result = await walk([path.join(root, "a.md"), root, path.join(root, "a.md")], { maxFileSize: 1000 });
+    expect(result.files.map((file) => file.path)).toEqual(["docs/a.md"]);
+    expect(result.scopes).toEqual(["docs/a.md", "docs/", "docs/a.md"]);
+  });
+});
+
+describe("stored paths", () => {
+  const stored = ["notes/a.md", "notes/sub/b.md", "docs/notes/a.md", "other/a.md", "notes2/x.md"];
+  it("a given path names the stored paths equal to or under an end of it", () => {
+    expect(pathsNamed(stored, "/home/me/notes/a.md")).toEqual(["notes/a.md"]);
+    expect(pathsNamed(stored, "/home/me/docs/notes/a.md")).toEqual(["notes/a.md", "docs/notes/a.md"]);
+    expect(pathsNamed(stored, "/home/me/notes/")).toEqual(["notes/a.md", "notes/sub/b.md"]);
+    expect(pathsNamed(stored, "/x/notes/sub")).toEqual(["notes/sub/b.md"]);
+    expect(pathsNamed(stored, "/x/nothing.md")).toEqual([]);
+  });
+  it("a scope is a folder's prefix or a file's path", () => {
+    expect(["notes/a.md", "notes2/x.md", "docs/notes/a.md"].filter((file) => inScope(file, ["notes/"]))).toEqual(["notes/a.md"]);
+    expect(inScope("notes/a.md", ["notes/a.md"])).toBe(true);
+    expect(inScope("notes/a.mdx", ["notes/a.md"])).toBe(false);
+  });
+});
