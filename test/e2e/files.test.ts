@@ -1,8 +1,8 @@
 /** Files as objects (issue 29), through the real CLI: CSV and TSV rows as objects. */
-import { mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { cliJson, runCli, tempProject } from "../helpers/cli.js";
+import { cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
 
 describe("objects add of CSV and TSV files", () => {
   it("adds a row per object, the header naming the fields; typed filters read the text; a bad row anywhere adds nothing", async () => {
@@ -133,5 +133,20 @@ describe("objects add of a folder", () => {
     // a folder, typed relative to where the command runs
     expect((await cliJson(project, ["objects", "delete", "--path", "notes"], { cwd: path.dirname(notes) })).count).toBe(3);
     expect((await cliJson(project, ["objects", "list"])).objects).toEqual([]);
+  });
+
+  it("images in a folder become objects whose path an image index reads; without an image index they are skipped", async () => {
+    const project = tempProject();
+    const pics = path.join(path.dirname(project), "pics");
+    writeTree(pics, { "sub/blue.png": readFileSync(path.join(ROOT, "fixtures", "images", "blue.png")), "notes.md": "# Blue things\n" });
+    const before = await cliJson<AddFilesJson>(project, ["objects", "add", pics]);
+    expect(before.skipped).toEqual([{ path: "pics/sub/blue.png", reason: "an image, and the project has no image index to search it" }]);
+    const { id } = await cliJson(project, ["index", "create", "--type", "image", "--model", path.join(ROOT, "fixtures", "models", "tiny-clip"), "--wait"]);
+    const after = await cliJson<AddFilesJson>(project, ["objects", "add", pics, "--wait"]);
+    expect([after.files.added, after.files.unchanged]).toEqual([1, 1]);
+    expect((await cliJson(project, ["objects", "get", "pics/sub/blue.png"])).object).toMatchObject({ path: "pics/sub/blue.png", ext: "png", size: statSync(path.join(ROOT, "fixtures", "images", "blue.png")).size });
+    const page = await cliJson(project, ["search", id, "blue", "--result-fields", "highlights", "--limit", "5"]);
+    const image = page.results.find((result: { id: string }) => result.id === "pics/sub/blue.png");
+    expect(image.highlights).toEqual([{ reference_type: "image", media_identifier: "pics/sub/blue.png" }]);
   });
 });

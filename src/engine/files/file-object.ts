@@ -1,7 +1,8 @@
 /**
  * A found file's objects (issue 29). A document (Markdown, text, HTML, PDF) is one object stored
  * under its path: `{title, body, …front matter, path, ext, size, modified, hash}`. An image is one
- * object whose `image` field names it, for image indexes. JSON, JSON Lines, CSV and TSV files hold
+ * object of the file fields alone: its `path` is the image reference an image index reads (relative
+ * to the folder above the one added, which is the base stored with it). JSON, JSON Lines, CSV and TSV files hold
  * their own objects, read as `objects add file.json` reads them, each given the file fields it does
  * not have itself (a field of the object's own is never overwritten). `hash` is the SHA-256 of the
  * file's bytes: an add skips a file whose stored objects carry the same hash.
@@ -49,7 +50,7 @@ export async function fileObjects(found: FoundFile, bytes: Buffer): Promise<File
   const hash = contentHash(bytes);
   const fields: JsonObject = { path: found.path, ext: extensionOf(found.path), size: bytes.length, modified: found.modified.toISOString(), hash };
   const where = found.path;
-  if (found.kind === "image") return { hash, objects: [own(found.path, { image: found.path, ...fields })] };
+  if (found.kind === "image") return { hash, objects: [own(found.path, fields)] };
   if (found.kind === "json" || found.kind === "jsonl" || found.kind === "csv" || found.kind === "tsv") {
     const text = decodeText(bytes);
     const format = found.kind === "csv" || found.kind === "tsv" ? found.kind : "json";
