@@ -119,3 +119,22 @@ export function downloadProgressReporter(json: boolean | undefined, label: strin
     },
   };
 }
+
+/** Progress of `objects add <folder>` on stderr: a bar of the files found that are done (added, unchanged or skipped). */
+export function filesProgressReporter(json: boolean | undefined): { update(done: number, total: number): void; done(): void } {
+  if (json || !process.stderr.isTTY) return { update() {}, done() {} };
+  let shown = false;
+  let last = 0;
+  return {
+    update(done, total) {
+      const now = Date.now();
+      if (now - last < 100 && done < total) return;
+      last = now;
+      process.stderr.write(`\rfiles [${bar(total > 0 ? done / total : 1)}] ${done.toLocaleString("en-US")}/${total.toLocaleString("en-US")}\x1b[K`);
+      shown = true;
+    },
+    done() {
+      if (shown) process.stderr.write("\r\x1b[K");
+    },
+  };
+}

@@ -5,6 +5,7 @@ import { withEngine } from "../options.js";
 import { note, printResult } from "../output.js";
 import { printable } from "../render/style.js";
 import { waitForBuild } from "../wait.js";
+import { filesProgressReporter } from "../progress.js";
 import type { ObjectsAddOptions } from "./objects-commands.js";
 
 export interface FilesAddOptions extends ObjectsAddOptions {
@@ -44,7 +45,13 @@ export async function filesAdd(targets: string[], options: FilesAddOptions): Pro
   };
   await withEngine(options, async (engine) => {
     if (options.watch) return watch(engine, targets, settings, options);
-    const result = await engine.addFiles(targets, { ...settings, sync: options.sync === true });
+    const progress = filesProgressReporter(options.json);
+    let result: AddFilesResult;
+    try {
+      result = await engine.addFiles(targets, { ...settings, sync: options.sync === true, onProgress: (done, total) => progress.update(done, total) });
+    } finally {
+      progress.done();
+    }
     printResult(options, result, () => summary(result));
     if (result.gone > 0) note(options, `${result.gone} file${result.gone === 1 ? " was" : "s were"} added before and ${result.gone === 1 ? "is" : "are"} gone from the folder: ${result.gone === 1 ? "its objects stay" : "their objects stay"} (add --sync to delete them).`);
     if (options.wait) for (const index of await engine.listIndexes()) await waitForBuild(engine, index.id, options);

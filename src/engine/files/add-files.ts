@@ -50,6 +50,8 @@ export interface AddFilesOptions extends Omit<WalkOptions, "skipDirs" | "maxFile
   recheck?: ReadonlySet<string>;
   /** Called once per file with what was done to it, once its step is committed. */
   onChange?: (change: FileChange) => void;
+  /** Called as files are done: how many of those the walk found. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 export interface AddFilesResult {
@@ -74,8 +76,11 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
     skipDirs: ctx.project.remote ? [] : [ctx.project.localDir],
   });
   const result: AddFilesResult = { count: 0, files: { added: 0, replaced: 0, unchanged: 0, deleted: 0, skipped: 0 }, deleted: 0, skipped: [], ignored: walked.ignored, gone: 0 };
+  const total = walked.files.length + walked.skipped.length;
+  let done = 0;
   const report = (change: FileChange) => {
     result.files[change.action]++;
+    if (change.action !== "deleted") options.onProgress?.(++done, total);
     if (change.action === "skipped") result.skipped.push({ path: change.path, reason: change.reason ?? "" });
     options.onChange?.(change);
   };
@@ -89,7 +94,7 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
   let stepBytes = 0;
   const commit = async () => {
     if (step.length === 0) return;
-    const added = await addObjects(ctx, step.flatMap((entry) => entry.inputs), options, now);
+    const added = await addObjects(ctx, step.flatMap((entry) => entry.inputs), { idField: options.idField, generateIds: options.generateIds, spelling: options.spelling }, now);
     result.count += added.count;
     for (const entry of step) for (const id of entry.kept) if (id !== null) addedIds.add(id);
     failpoint("files:added");
