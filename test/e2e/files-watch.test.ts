@@ -116,8 +116,7 @@ describe("objects add --watch", () => {
 
     seen = watcher.lines.length;
     renameSync(path.join(notes, "old"), path.join(notes, "new"));
-    await watcher.until((line) => line.action === "added" && line.path === "notes/new/inner.txt", seen);
-    await watcher.until((line) => line.action === "deleted" && line.path === "notes/old/inner.txt", seen);
+    await watcher.until((line) => line.action === "moved" && line.path === "notes/new/inner.txt" && line.from === "notes/old/inner.txt", seen);
     expect(await projectFiles(project)).toEqual(folderFiles(notes));
 
     watcher.child.kill("SIGINT");

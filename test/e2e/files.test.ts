@@ -122,12 +122,15 @@ describe("objects add of a folder", () => {
     let ids = (await cliJson(project, ["objects", "list"])).objects.map((o: { id: string }) => o.id);
     expect(ids).toEqual(["notes/a.md", "notes/b.txt", "notes/c.txt", "notes/renamed.txt", "x1"]);
 
+    // --sync deletes what is gone; a CSV renamed keeps its rows (their ids come again from the new file)
+    renameSync(path.join(notes, "table.csv"), path.join(notes, "moved.csv"));
     const synced = await cliJson<AddFilesJson>(project, ["objects", "add", notes, "--sync"]);
-    expect([synced.count, synced.deleted, synced.files.deleted]).toEqual([0, 1, 1]);
+    expect([synced.count, synced.deleted, synced.files.deleted, synced.files.moved]).toEqual([1, 1, 1, 1]);
     ids = (await cliJson(project, ["objects", "list"])).objects.map((o: { id: string }) => o.id);
     expect(ids).toEqual(["notes/a.md", "notes/b.txt", "notes/renamed.txt", "x1"]);
+    expect((await cliJson(project, ["objects", "get", "x1"])).object.path).toBe("notes/moved.csv");
 
-    expect(await cliJson(project, ["objects", "delete", "--path", path.join(notes, "table.csv")])).toEqual({ count: 1, deleted: ["x1"] });
+    expect(await cliJson(project, ["objects", "delete", "--path", path.join(notes, "moved.csv")])).toEqual({ count: 1, deleted: ["x1"] });
     const missing = await runCli(["--project", project, "objects", "delete", "--path", path.join(notes, "never.md")]);
     expect([missing.exitCode, missing.stderr]).toEqual([3, expect.stringContaining("No stored object was read from")]);
     // a folder, typed relative to where the command runs

@@ -61,8 +61,9 @@ export async function filesAdd(targets: string[], options: FilesAddOptions): Pro
 
 /** What an add did, for a person: the counts, then the files skipped and why. */
 function summary(result: AddFilesResult): string {
-  const { added, replaced, unchanged, deleted } = result.files;
-  const parts = [`${result.count} object${result.count === 1 ? "" : "s"} written from ${added + replaced} file${added + replaced === 1 ? "" : "s"} (${added} new, ${replaced} changed)`, `${unchanged} unchanged`];
+  const { added, replaced, moved, unchanged, deleted } = result.files;
+  const written = added + replaced + moved;
+  const parts = [`${result.count} object${result.count === 1 ? "" : "s"} written from ${written} file${written === 1 ? "" : "s"} (${added} new, ${replaced} changed${moved > 0 ? `, ${moved} moved` : ""})`, `${unchanged} unchanged`];
   if (deleted > 0 || result.deleted > 0) parts.push(`${result.deleted} object${result.deleted === 1 ? "" : "s"} deleted`);
   let text = `${parts.join(", ")}.\n`;
   if (result.skipped.length > 0) {
@@ -87,7 +88,7 @@ function changeLine(options: FilesAddOptions, change: FileChange, skipped: Map<s
     return;
   }
   const time = new Date().toTimeString().slice(0, 8);
-  const what = change.action === "skipped" ? `skipped ${printable(change.path)}: ${printable(change.reason ?? "")}` : `${change.action} ${printable(change.path)}${change.action === "deleted" || change.objects !== 1 ? ` (${change.objects} object${change.objects === 1 ? "" : "s"})` : ""}`;
+  const what = change.action === "skipped" ? `skipped ${printable(change.path)}: ${printable(change.reason ?? "")}` : change.action === "moved" ? `moved ${printable(change.from ?? "")} → ${printable(change.path)}` : `${change.action} ${printable(change.path)}${change.action === "deleted" || change.objects !== 1 ? ` (${change.objects} object${change.objects === 1 ? "" : "s"})` : ""}`;
   process.stderr.write(`${time} ${what}\n`);
 }
 

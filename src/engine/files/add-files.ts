@@ -29,13 +29,16 @@ export const STEP_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024;
 export const PDF_SIZE_FACTOR = 5;
 
-export type FileAction = "added" | "replaced" | "unchanged" | "deleted" | "skipped";
+/** `moved`: a new file with the content of one gone from the folder (with `sync`): a rename, said as one change. */
+export type FileAction = "added" | "replaced" | "moved" | "unchanged" | "deleted" | "skipped";
 
 export interface FileChange {
   action: FileAction;
   path: string;
   /** Objects written or deleted for it. */
   objects: number;
+  /** A move's old path. */
+  from?: string;
   reason?: string;
 }
 
@@ -75,7 +78,7 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
     maxFileSize: maxFileSize * PDF_SIZE_FACTOR,
     skipDirs: ctx.project.remote ? [] : [ctx.project.localDir],
   });
-  const result: AddFilesResult = { count: 0, files: { added: 0, replaced: 0, unchanged: 0, deleted: 0, skipped: 0 }, deleted: 0, skipped: [], ignored: walked.ignored, gone: 0 };
+  const result: AddFilesResult = { count: 0, files: { added: 0, replaced: 0, moved: 0, unchanged: 0, deleted: 0, skipped: 0 }, deleted: 0, skipped: [], ignored: walked.ignored, gone: 0 };
   const total = walked.files.length + walked.skipped.length;
   let done = 0;
   const report = (change: FileChange) => {
@@ -88,9 +91,15 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
   const stored = await storedFiles(ctx);
   const imagesWanted = (await ctx.project.indexes()).some((index) => isImageIndex(index.configuration));
 
+  // Stored files gone from the folders walked (a file walked but skipped is still there).
+  const present = new Set([...walked.files.map((file) => file.path), ...walked.skipped.map((file) => file.path)]);
+  const gone = [...stored].filter(([path]) => inScope(path, walked.scopes) && !present.has(path));
+  // With sync, a new file with the content of a gone one is a move (reported once, as one change).
+  const goneByHash = new Map(options.sync ? gone.map(([path, entry]) => [entry.hash, path]) : []);
+  const movedFrom = new Set<string>();
   const addedIds = new Set<string>(); // ids written by this add: never deleted as another file's stale ones
   const idField = options.idField ?? "id";
-  let step: { found: FoundFile; inputs: ObjectsInput[]; kept: Set<string | null>; stale: string[]; count: number; replaced: boolean }[] = [];
+  let step: { found: FoundFile; inputs: ObjectsInput[]; kept: Set<string | null>; stale: string[]; count: number; replaced: boolean; from?: string }[] = [];
   let stepBytes = 0;
   const commit = async () => {
     if (step.length === 0) return;
@@ -99,7 +108,10 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
     for (const entry of step) for (const id of entry.kept) if (id !== null) addedIds.add(id);
     failpoint("files:added");
     result.deleted += await deleteStored(ctx, step.flatMap((entry) => entry.stale).filter((id) => !addedIds.has(id)));
-    for (const entry of step) report({ action: entry.replaced ? "replaced" : "added", path: entry.found.path, objects: entry.count });
+    for (const entry of step) {
+      if (entry.from !== undefined) report({ action: "moved", path: entry.found.path, objects: entry.count, from: entry.from });
+      else report({ action: entry.replaced ? "replaced" : "added", path: entry.found.path, objects: entry.count });
+    }
     step = [];
     stepBytes = 0;
   };
@@ -136,19 +148,23 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
     // every earlier object of a file whose objects have generated ids).
     const kept = new Set(read.objects.map((parsed) => parsed.id ?? ownId(parsed.object, idField)));
     const stale = (before?.ids ?? []).filter((id) => !kept.has(id));
-    step.push({ found, inputs: [{ source: found.path, objects: read.objects, base: found.base }], kept, stale, count: read.objects.length, replaced: before !== undefined });
+    const from = before === undefined ? goneByHash.get(read.hash) : undefined;
+    if (from !== undefined) {
+      goneByHash.delete(read.hash);
+      movedFrom.add(from);
+    }
+    step.push({ found, inputs: [{ source: found.path, objects: read.objects, base: found.base }], kept, stale, count: read.objects.length, replaced: before !== undefined, ...(from !== undefined ? { from } : {}) });
     stepBytes += found.size;
     if (step.length >= STEP_FILES || stepBytes >= STEP_BYTES) await commit();
   }
   await commit();
 
-  const found = new Set([...walked.files.map((file) => file.path), ...walked.skipped.map((file) => file.path)]);
-  const gone = [...stored].filter(([path]) => inScope(path, walked.scopes) && !found.has(path) && !result.skipped.some((s) => s.path === path));
   if (options.sync) {
     for (const [path, entry] of gone) {
-      const count = await deleteStored(ctx, entry.ids);
+      // (not the ids this add wrote: a JSON file renamed gives its objects their ids again)
+      const count = await deleteStored(ctx, entry.ids.filter((id) => !addedIds.has(id)));
       result.deleted += count;
-      report({ action: "deleted", path, objects: count });
+      if (!movedFrom.has(path)) report({ action: "deleted", path, objects: count });
     }
   } else {
     result.gone = gone.length;
