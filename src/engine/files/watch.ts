@@ -17,6 +17,9 @@ import type { EngineContext } from "../context.js";
 import { addFiles, type AddFilesOptions, type AddFilesResult } from "./add-files.js";
 import { storedPath } from "./walk.js";
 
+const IGNORE_FILES = [".gitignore", ".semsearchignore"];
+const hidden = (part: string) => part.startsWith(".") || part === "node_modules";
+
 /** Quiet time that ends a burst of events, in ms. */
 export const DEBOUNCE_MS = 150;
 /** Longest a burst is gathered before it is applied, in ms. */
@@ -38,8 +41,17 @@ export interface WatchOptions extends AddFilesOptions {
 export async function watchFiles(ctx: EngineContext, targets: readonly string[], options: WatchOptions, now: () => Date): Promise<void> {
   const { watch } = await import("chokidar");
   const roots = targets.map((target) => ({ dir: path.resolve(target), stored: storedPath(target, true).path }));
-  const skip = new Set([".git", "node_modules", ".semsearch"]);
   const projectDir = ctx.project.remote ? null : path.resolve(ctx.project.localDir);
+  // What the walk leaves out is not watched either: hidden files and folders (`.git`, an editor's
+  // temporary file: its rename onto the real name is an event of the real name), node_modules, the project.
+  const leftOut = (file: string) => {
+    if (projectDir !== null && (file === projectDir || file.startsWith(`${projectDir}${path.sep}`))) return true;
+    const root = roots.find(({ dir }) => file === dir || file.startsWith(`${dir}${path.sep}`));
+    if (!root) return false;
+    const parts = path.relative(root.dir, file).split(path.sep);
+    if (IGNORE_FILES.includes(parts.at(-1) as string)) return parts.slice(0, -1).some(hidden); // (an edited ignore file changes what is walked)
+    return parts.some(hidden);
+  };
   const pending = new Set<string>();
   let wake: (() => void) | null = null;
   let firstEventAt = 0;
@@ -49,7 +61,7 @@ export async function watchFiles(ctx: EngineContext, targets: readonly string[],
     roots.map((root) => root.dir),
     {
       ignoreInitial: true,
-      ignored: (file: string) => (projectDir !== null && (file === projectDir || file.startsWith(`${projectDir}${path.sep}`))) || file.split(path.sep).some((part) => skip.has(part)),
+      ignored: leftOut,
       followSymlinks: false,
     },
   );
