@@ -59,7 +59,7 @@ export interface WalkResult {
 
 /** Folders never walked into, wherever they are. */
 const NEVER_ENTERED = new Set([".git", "node_modules", ".semsearch"]);
-const IGNORE_FILES = [".gitignore", ".semsearchignore"];
+export const IGNORE_FILES = [".gitignore", ".semsearchignore"];
 
 /**
  * The stored path of a folder given on the command line (its name) or of a file (its folder's name,

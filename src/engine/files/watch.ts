@@ -15,9 +15,8 @@
 import path from "node:path";
 import type { EngineContext } from "../context.js";
 import { addFiles, type AddFilesOptions, type AddFilesResult } from "./add-files.js";
-import { storedPath } from "./walk.js";
+import { IGNORE_FILES, storedPath } from "./walk.js";
 
-const IGNORE_FILES = [".gitignore", ".semsearchignore"];
 const hidden = (part: string) => part.startsWith(".") || part === "node_modules";
 
 /** Quiet time that ends a burst of events, in ms. */
