@@ -159,13 +159,11 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
   }
   await commit();
 
-  if (options.sync) {
-    for (const [path, entry] of gone) {
-      // (not the ids this add wrote: a JSON file renamed gives its objects their ids again)
-      const count = await deleteStored(ctx, entry.ids.filter((id) => !addedIds.has(id)));
-      result.deleted += count;
-      if (!movedFrom.has(path)) report({ action: "deleted", path, objects: count });
-    }
+  if (options.sync && gone.length > 0) {
+    // One delete for every file gone (not the ids this add wrote: a JSON file renamed gives its objects their ids again).
+    const ids = gone.map(([path, entry]) => ({ path, ids: entry.ids.filter((id) => !addedIds.has(id)) }));
+    result.deleted += await deleteStored(ctx, ids.flatMap((entry) => entry.ids));
+    for (const { path, ids: deleted } of ids) if (!movedFrom.has(path)) report({ action: "deleted", path, objects: deleted.length });
   } else {
     result.gone = gone.length;
   }

@@ -17,6 +17,8 @@ export interface StoredFile {
 /** Objects read per query while scanning. */
 const PAGE = 5000;
 const HASH = /^[0-9a-f]{64}$/;
+/** The hash of a path whose objects disagree: no file has it. */
+const MIXED = "mixed";
 
 /** Stored file paths and their objects, from the objects that carry a `path` and a `hash`. */
 export async function storedFiles(ctx: EngineContext): Promise<Map<string, StoredFile>> {
@@ -29,8 +31,12 @@ export async function storedFiles(ctx: EngineContext): Promise<Map<string, Store
       const object = JSON.parse(row.body) as { path?: unknown; hash?: unknown; size?: unknown; modified?: unknown };
       if (typeof object.path !== "string" || typeof object.hash !== "string" || !HASH.test(object.hash)) continue;
       const entry = files.get(object.path);
-      if (entry) entry.ids.push(row.id);
-      else {
+      if (entry) {
+        entry.ids.push(row.id);
+        // Objects of one path read from different contents (a change whose step was cut off before its
+        // stale objects were deleted): the file must be read again, whatever its size and time say.
+        if (entry.hash !== object.hash) Object.assign(entry, { hash: MIXED, size: undefined, modified: undefined });
+      } else {
         const size = typeof object.size === "number" ? object.size : undefined;
         const modified = typeof object.modified === "string" ? object.modified : undefined;
         files.set(object.path, { hash: object.hash, size, modified, ids: [row.id] });
