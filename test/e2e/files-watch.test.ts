@@ -88,6 +88,7 @@ describe("objects add --watch", () => {
     writeFileSync(path.join(notes, "a.md"), "# Alpha\n");
     writeFileSync(path.join(notes, "gone.txt"), "deleted while no watcher ran\n");
     await cliJson(project, ["objects", "add", notes]);
+    const { id: index } = await cliJson(project, ["index", "create", "--searchable", "body", "--wait"]);
     rmSync(path.join(notes, "gone.txt"));
     writeFileSync(path.join(notes, "old", "inner.txt"), "inner text\n");
 
@@ -96,8 +97,16 @@ describe("objects add --watch", () => {
     expect(reconciled.files).toMatchObject({ added: 1, unchanged: 1, deleted: 1 });
 
     let seen = watcher.lines.length;
-    writeFileSync(path.join(notes, "created.txt"), "a new file\n");
+    writeFileSync(path.join(notes, "created.txt"), "a new file about zebras\n");
     await watcher.until((line) => line.action === "added" && line.path === "notes/created.txt", seen);
+    // the watcher indexes in its own process (the worker stays, its model loaded): the new file becomes searchable
+    for (let tries = 0; ; tries++) {
+      const status = await cliJson(project, ["worker", "status"]);
+      const found = (await cliJson(project, ["search", index, "zebras", "--mode", "lexical"])).results.map((r: { id: string }) => r.id);
+      if (status.pid === watcher.child.pid && found.includes("notes/created.txt")) break;
+      if (tries > 120) throw new Error(`not indexed by the watcher: ${JSON.stringify(status)} ${JSON.stringify(found)}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
 
     seen = watcher.lines.length;
     writeFileSync(path.join(notes, "a.md"), "# Alpha\n\nEdited in place.\n");

@@ -1,7 +1,8 @@
 /** `semsearch objects add <folder|file>…` for files and folders, and its `--watch` (issue 29). */
 import { stat } from "node:fs/promises";
-import { UsageError, type AddFilesResult, type Engine, type FileChange } from "../../engine/index.js";
-import { withEngine } from "../options.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ConflictError, Engine, UsageError, type AddFilesResult, type FileChange } from "../../engine/index.js";
+import { projectDir, withEngine } from "../options.js";
 import { note, printResult } from "../output.js";
 import { printable } from "../render/style.js";
 import { waitForBuild } from "../wait.js";
@@ -106,6 +107,11 @@ async function watch(engine: Engine, targets: string[], settings: object, option
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  // Indexing runs in this process while it watches: a worker that stays, its model loaded, makes a
+  // change searchable in a fraction of a second, where a background worker started per change would
+  // load the model each time (about 3 s). It has its own engine, as another process would.
+  const indexer = new Engine({ projectDir: projectDir(options) });
+  const indexing = keepIndexing(indexer, stop.signal, options);
   let first = true; // the first reconcile is reported as a summary, later ones a line per change
   const skipped = new Map<string, string>(); // path → reason reported
   try {
@@ -130,8 +136,34 @@ async function watch(engine: Engine, targets: string[], settings: object, option
       },
     });
   } finally {
+    stop.abort(); // (the indexing too, when the watch ended by an error)
+    await indexing;
+    await indexer.close();
     process.removeListener("SIGINT", onSignal);
     process.removeListener("SIGTERM", onSignal);
   }
   note(options, "Stopped watching.");
+}
+
+/** Waits for another worker to pause between two tries of taking over the indexing. */
+const INDEXING_RETRY_MS = 1000;
+
+/**
+ * Runs a foreground worker until `signal` aborts. While another worker holds the project (a
+ * background one finishing, `semsearch worker`), it tries again every second; a worker that fails is
+ * reported and started again.
+ */
+async function keepIndexing(engine: Engine, signal: AbortSignal, options: FilesAddOptions): Promise<void> {
+  while (!signal.aborted) {
+    try {
+      await engine.runWorker({ signal, pollMs: 200, log: () => {} });
+    } catch (error) {
+      if (!(error instanceof ConflictError && error.code === "WORKER_RUNNING")) {
+        const message = `indexing stopped: ${error instanceof Error ? error.message : String(error)}; it starts again`;
+        if (options.json) process.stderr.write(`${JSON.stringify({ warnings: [{ code: "WATCH_INDEXING_FAILED", message }] })}\n`);
+        else process.stderr.write(`${new Date().toTimeString().slice(0, 8)} ${printable(message)}\n`);
+      }
+    }
+    await sleep(INDEXING_RETRY_MS, undefined, { signal }).catch(() => undefined);
+  }
 }
