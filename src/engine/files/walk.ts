@@ -29,6 +29,11 @@ export interface WalkOptions {
   maxFileSize: number;
   /** Folders never entered (the project's own), absolute. */
   skipDirs?: readonly string[];
+  /**
+   * Stored paths to look at instead of whole folders (`--watch`'s events): each one under a folder
+   * target is walked alone (a folder whole), as the full walk would see it, and is the scope.
+   */
+  only?: ReadonlySet<string>;
 }
 
 export interface FoundFile {
@@ -132,6 +137,52 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     return !isDir && only !== null && !only(stored);
   };
 
+  /** One entry of folder `dir`, whose stored path is `child`: a file considered, a folder walked, or left out. */
+  type Entry = { name: string; isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean };
+  const visit = async (dir: string, entry: Entry, child: string, base: string, rules: Rules) => {
+    const file = path.join(dir, entry.name);
+    let isDir = entry.isDirectory();
+    let info: { size: number; mtime: Date } | undefined;
+    if (entry.isSymbolicLink()) {
+      try {
+        const target = await stat(file);
+        if (target.isDirectory()) {
+          result.ignored++; // links to folders are not followed
+          return;
+        }
+        isDir = false;
+        info = target;
+      } catch (error) {
+        result.skipped.push({ path: child, reason: `a broken link: ${systemReason(error)}` });
+        return;
+      }
+    }
+    if (isDir && NEVER_ENTERED.has(entry.name)) return;
+    if (entry.name.startsWith(".")) {
+      result.ignored++; // hidden: .env, .DS_Store, editors' swap files, .gitignore itself
+      return;
+    }
+    if (ignoredBy(rules, file, isDir) || leftOut(child, isDir)) {
+      result.ignored++;
+      return;
+    }
+    if (isDir) {
+      await walkDir(file, child, base, rules);
+      return;
+    }
+    if (!entry.isFile() && !entry.isSymbolicLink()) {
+      result.skipped.push({ path: child, reason: "not a regular file (a pipe, socket or device)" });
+      return;
+    }
+    try {
+      info ??= await lstat(file);
+    } catch (error) {
+      result.skipped.push({ path: child, reason: `cannot be read: ${systemReason(error)}` });
+      return;
+    }
+    await consider(file, child, base, info);
+  };
+
   const walkDir = async (dir: string, stored: string, base: string, inherited: Rules) => {
     if (skipDirs.has(dir)) return;
     let entries: import("node:fs").Dirent[];
@@ -143,49 +194,33 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     }
     const rules = [...inherited, ...(await readRules(dir))];
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) {
-      const file = path.join(dir, entry.name);
-      const child = `${under(stored)}${entry.name}`;
-      let isDir = entry.isDirectory();
-      let info: { size: number; mtime: Date } | undefined;
-      if (entry.isSymbolicLink()) {
-        try {
-          const target = await stat(file);
-          if (target.isDirectory()) {
-            result.ignored++; // links to folders are not followed
-            continue;
-          }
-          isDir = false;
-          info = target;
-        } catch (error) {
-          result.skipped.push({ path: child, reason: `a broken link: ${systemReason(error)}` });
-          continue;
-        }
-      }
-      if (isDir && NEVER_ENTERED.has(entry.name)) continue;
-      if (entry.name.startsWith(".")) {
-        result.ignored++; // hidden: .env, .DS_Store, editors' swap files, .gitignore itself
-        continue;
-      }
-      if (ignoredBy(rules, file, isDir) || leftOut(child, isDir)) {
-        result.ignored++;
-        continue;
-      }
-      if (isDir) {
-        await walkDir(file, child, base, rules);
-        continue;
-      }
-      if (!entry.isFile() && !entry.isSymbolicLink()) {
-        result.skipped.push({ path: child, reason: "not a regular file (a pipe, socket or device)" });
-        continue;
-      }
+    for (const entry of entries) await visit(dir, entry, `${under(stored)}${entry.name}`, base, rules);
+  };
+
+  /**
+   * The one path `relative` inside folder `root` (stored as `stored`), as the full walk would see it:
+   * left out if a folder on the way is hidden, ignored, a link or excluded; nothing if it is gone.
+   */
+  const walkPath = async (root: string, stored: string, base: string, relative: string) => {
+    const names = relative.split("/");
+    let dir = root;
+    let at = stored;
+    let rules = await readRules(root);
+    for (const [i, name] of names.entries()) {
+      let info: import("node:fs").Stats;
       try {
-        info ??= await lstat(file);
-      } catch (error) {
-        result.skipped.push({ path: child, reason: `cannot be read: ${systemReason(error)}` });
-        continue;
+        info = await lstat(path.join(dir, name));
+      } catch {
+        return; // gone (the scope makes its objects go)
       }
-      await consider(file, child, base, info);
+      const child = `${under(at)}${name}`;
+      const entry = { name, isDirectory: () => info.isDirectory(), isFile: () => info.isFile(), isSymbolicLink: () => info.isSymbolicLink() };
+      if (i === names.length - 1) return visit(dir, entry, child, base, rules);
+      const folder = path.join(dir, name);
+      if (!info.isDirectory() || NEVER_ENTERED.has(name) || name.startsWith(".") || skipDirs.has(folder) || ignoredBy(rules, folder, true) || leftOut(child, true)) return;
+      dir = folder;
+      at = child;
+      rules = [...rules, ...(await readRules(dir))];
     }
   };
 
@@ -193,7 +228,15 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     const absolute = path.resolve(target);
     const info = await stat(absolute);
     const { base, path: stored } = storedPath(absolute, info.isDirectory());
-    if (info.isDirectory()) {
+    if (info.isDirectory() && options.only) {
+      // Only the paths named under this folder (--watch's events): each, and what is under it, is the scope.
+      for (const one of options.only) {
+        const relative = stored === "" ? one : one.startsWith(`${stored}/`) ? one.slice(stored.length + 1) : null;
+        if (relative === null || relative === "" || relative.split("/").includes("..")) continue;
+        result.scopes.push(one, `${one}/`);
+        await walkPath(absolute, stored, base, relative);
+      }
+    } else if (info.isDirectory()) {
       result.scopes.push(under(stored));
       await walkDir(absolute, stored, base, []);
     } else {

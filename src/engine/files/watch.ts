@@ -23,6 +23,8 @@ const hidden = (part: string) => part.startsWith(".") || part === "node_modules"
 export const DEBOUNCE_MS = 150;
 /** Longest a burst is gathered before it is applied, in ms. */
 export const MAX_WAIT_MS = 1000;
+/** The longest time between two reconciles of the whole folder, in ms (events a system dropped are found then). */
+export const FULL_EVERY_MS = 5 * 60_000;
 /** Wait after a failed reconcile before the next try, in ms. */
 const RETRY_MS = 2000;
 
@@ -85,8 +87,15 @@ export async function watchFiles(ctx: EngineContext, targets: readonly string[],
     });
   });
 
+  let lastFull = 0;
+  let fullNeeded = true;
   const reconcile = async (recheck: ReadonlySet<string>, first: boolean) => {
-    const result = await addFiles(ctx, targets, { ...options, sync: true, recheck }, now());
+    // Only the paths the events named, unless the whole folder must be looked at: at the start, every
+    // FULL_EVERY_MS (events the system dropped), after a watcher error, or when an ignore file or a
+    // watched folder itself changed (what is walked may have changed everywhere).
+    const full = fullNeeded || Date.now() - lastFull > FULL_EVERY_MS || [...recheck].some((file) => roots.some((root) => root.stored === file) || IGNORE_FILES.includes(file.slice(file.lastIndexOf("/") + 1)));
+    const result = await addFiles(ctx, targets, { ...options, sync: true, recheck, ...(full ? {} : { only: recheck }) }, now());
+    if (full) [lastFull, fullNeeded] = [Date.now(), false];
     options.onReconciled?.(result, first);
   };
   const sleep = (ms: number) =>
@@ -107,7 +116,7 @@ export async function watchFiles(ctx: EngineContext, targets: readonly string[],
         // Wait for an event, then for the burst to end.
         if (pending.size === 0 && !failed) await Promise.race([sleep(60_000), stopped]);
         if (options.signal.aborted) break;
-        if (pending.size === 0 && !failed) continue;
+        if (pending.size === 0 && !failed && Date.now() - lastFull <= FULL_EVERY_MS) continue;
         for (;;) {
           const since = Date.now() - lastEventAt;
           const total = Date.now() - firstEventAt;
@@ -129,7 +138,10 @@ export async function watchFiles(ctx: EngineContext, targets: readonly string[],
         await Promise.race([sleep(RETRY_MS), stopped]);
       }
       first = false;
-      for (const error of errors.splice(0)) options.onError?.(error);
+      for (const error of errors.splice(0)) {
+        options.onError?.(error);
+        fullNeeded = true;
+      }
     }
   } finally {
     await watcher.close();

@@ -82,6 +82,18 @@ describe("walk", () => {
   });
 });
 
+describe("walk of named paths (--watch)", () => {
+  it("looks at each path as the full walk would: a file, a folder whole, nothing for one gone or left out", async () => {
+    const root = tree({ "a.md": "a", "sub/b.md": "b", "sub/c.md": "c", "sub/.gitignore": "c.md\n", ".hid/d.md": "d", "node_modules/e.md": "e", "x/y/z.txt": "z" });
+    const only = new Set(["docs/a.md", "docs/sub/c.md", "docs/sub", "docs/gone.md", "docs/.hid/d.md", "docs/node_modules/e.md", "docs/x/y/z.txt", "other/a.md", "docs/../etc/passwd"]);
+    const result = await walk([root], { maxFileSize: 1000, only });
+    expect(result.files.map((file) => file.path)).toEqual(["docs/a.md", "docs/sub/b.md", "docs/x/y/z.txt"]);
+    expect(result.scopes).toEqual(["docs/a.md", "docs/a.md/", "docs/sub/c.md", "docs/sub/c.md/", "docs/sub", "docs/sub/", "docs/gone.md", "docs/gone.md/", "docs/.hid/d.md", "docs/.hid/d.md/", "docs/node_modules/e.md", "docs/node_modules/e.md/", "docs/x/y/z.txt", "docs/x/y/z.txt/"]);
+    const full = await walk([root], { maxFileSize: 1000 });
+    expect(full.files.map((file) => file.path)).toEqual(["docs/a.md", "docs/sub/b.md", "docs/x/y/z.txt"]);
+  });
+});
+
 describe("stored paths", () => {
   const stored = ["notes/a.md", "notes/sub/b.md", "docs/notes/a.md", "other/a.md", "notes2/x.md"];
   it("a given path names the stored paths equal to or under an end of it", () => {
