@@ -10,6 +10,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import { UnreadableFile } from "./document.js";
+import { firstInvalidUtf8 } from "../objects/parse.js";
 
 /** How much of the start of a file is looked at for a NUL byte (git's and grep's heuristic). */
 export const BINARY_SNIFF_BYTES = 8192;
@@ -73,34 +74,6 @@ function unpairedSurrogate(bytes: Buffer, littleEndian: boolean): number {
     }
   }
   return 0; // (not reached: the decoder only refuses unpaired surrogates once the length is even)
-}
-
-/**
- * The offset of the first byte of the first ill-formed sequence in `bytes` (Unicode's table 3-7 of
- * well-formed UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF), or -1 if none.
- * Only called once isUtf8 has said there is one, to say where.
- */
-export function firstInvalidUtf8(bytes: Uint8Array): number {
-  let i = 0;
-  while (i < bytes.length) {
-    const b = bytes[i] as number;
-    if (b < 0x80) {
-      i += 1;
-      continue;
-    }
-    // [length, lowest and highest allowed second byte] by lead byte
-    let length: number, low = 0x80, high = 0xbf;
-    if (b >= 0xc2 && b <= 0xdf) length = 2;
-    else if (b >= 0xe0 && b <= 0xef) [length, low, high] = [3, b === 0xe0 ? 0xa0 : 0x80, b === 0xed ? 0x9f : 0xbf];
-    else if (b >= 0xf0 && b <= 0xf4) [length, low, high] = [4, b === 0xf0 ? 0x90 : 0x80, b === 0xf4 ? 0x8f : 0xbf];
-    else return i;
-    for (let k = 1; k < length; k++) {
-      const c = bytes[i + k];
-      if (c === undefined || c < (k === 1 ? low : 0x80) || c > (k === 1 ? high : 0xbf)) return i;
-    }
-    i += length;
-  }
-  return -1;
 }
 
 /** The 1-based line number of byte `offset`. */

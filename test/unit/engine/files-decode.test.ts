@@ -1,7 +1,8 @@
 import { isUtf8 } from "node:buffer";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeText, firstInvalidUtf8 } from "../../../src/engine/files/decode.js";
+import { decodeText } from "../../../src/engine/files/decode.js";
+import { firstInvalidUtf8 } from "../../../src/engine/objects/parse.js";
 import { UnreadableFile } from "../../../src/engine/files/document.js";
 
 const reason = (bytes: Buffer): string => {
