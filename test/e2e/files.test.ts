@@ -153,4 +153,14 @@ describe("objects add of a folder", () => {
     const image = page.results.find((result: { id: string }) => result.id === "pics/sub/blue.png");
     expect(image.highlights).toEqual([{ reference_type: "image", media_identifier: "pics/sub/blue.png" }]);
   });
+
+  it("a file whose parsing runs too long is stopped and skipped with the reason; the others are added", async () => {
+    const project = tempProject();
+    const notes = path.join(path.dirname(project), "notes");
+    // micromark takes about 40 s over this 40 KB line of emphasis marks
+    writeTree(notes, { "bomb.md": `${"*".repeat(20_000)}a${"*".repeat(20_000)}\n`, "fine.md": "# Fine\n" });
+    const result = await cliJson<AddFilesJson>(project, ["objects", "add", notes], { env: { SEMSEARCH_FILE_TIMEOUT: "2" } });
+    expect(result.skipped).toEqual([{ path: "notes/bomb.md", reason: "reading it took more than 2 s (SEMSEARCH_FILE_TIMEOUT), so it was stopped" }]);
+    expect((await cliJson(project, ["objects", "list"])).objects.map((o: { id: string }) => o.id)).toEqual(["notes/fine.md"]);
+  });
 });

@@ -17,10 +17,13 @@ import type { ObjectsInput } from "../objects/input.js";
 import { objectId } from "../objects/parse.js";
 import type { JsonObject } from "../types.js";
 import { UnreadableFile } from "./document.js";
-import { contentHash, fileBytes, fileObjects } from "./file-object.js";
+import { contentHash, fileBytes, fileObjects, type DocumentReader } from "./file-object.js";
+import { ReadPool } from "./read-pool.js";
 import { inScope, storedFiles } from "./stored-files.js";
 import { formatSize, walk, type FoundFile, type SkippedFile, type WalkOptions } from "./walk.js";
 
+/** Files read at once (their reads, hashes and parses run in parallel). */
+const READ_WINDOW = 32;
 /** Files per step (one journaled add). */
 export const STEP_FILES = 1000;
 /** Content per step, in bytes. */
@@ -116,46 +119,58 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
     stepBytes = 0;
   };
 
-  for (const found of walked.files) {
+  // Files are read, hashed and parsed a window at a time, in parallel (documents in the read pool's
+  // threads), then handled in walk order.
+  let pool: ReadPool | undefined;
+  const readInPool: DocumentReader = (kind, bytes, name) => (pool ??= new ReadPool()).read(kind, bytes, name);
+  type Outcome = { skipped: string } | { unchanged: true } | { read: Awaited<ReturnType<typeof fileObjects>> };
+  const prepare = async (found: FoundFile): Promise<Outcome> => {
     const limit = found.kind === "pdf" ? maxFileSize * PDF_SIZE_FACTOR : maxFileSize;
-    if (found.size > limit) {
-      report({ action: "skipped", path: found.path, objects: 0, reason: `${formatSize(found.size)} is over the ${formatSize(limit)} limit (--max-file-size)` });
-      continue;
-    }
-    if (found.kind === "image" && !imagesWanted) {
-      report({ action: "skipped", path: found.path, objects: 0, reason: "an image, and the project has no image index to search it" });
-      continue;
-    }
+    if (found.size > limit) return { skipped: `${formatSize(found.size)} is over the ${formatSize(limit)} limit (--max-file-size)` };
+    if (found.kind === "image" && !imagesWanted) return { skipped: "an image, and the project has no image index to search it" };
     const before = stored.get(found.path);
-    if (before && before.size === found.size && before.modified === found.modified.toISOString() && !options.recheck?.has(found.path)) {
-      report({ action: "unchanged", path: found.path, objects: 0 });
-      continue;
-    }
-    let read: Awaited<ReturnType<typeof fileObjects>>;
+    if (before && before.size === found.size && before.modified === found.modified.toISOString() && !options.recheck?.has(found.path)) return { unchanged: true };
     try {
       const bytes = await fileBytes(found);
-      if (before && before.hash === contentHash(bytes)) {
-        report({ action: "unchanged", path: found.path, objects: 0 });
-        continue;
-      }
-      read = await fileObjects(found, bytes);
+      if (before && before.hash === contentHash(bytes)) return { unchanged: true };
+      return { read: await fileObjects(found, bytes, readInPool) };
     } catch (error) {
       if (!(error instanceof UnreadableFile)) throw error;
-      report({ action: "skipped", path: found.path, objects: 0, reason: error.reason });
-      continue;
+      return { skipped: error.reason };
     }
-    // The ids its earlier objects had that its new content does not give (a row removed from a CSV;
-    // every earlier object of a file whose objects have generated ids).
-    const kept = new Set(read.objects.map((parsed) => parsed.id ?? ownId(parsed.object, idField)));
-    const stale = (before?.ids ?? []).filter((id) => !kept.has(id));
-    const from = before === undefined ? goneByHash.get(read.hash) : undefined;
-    if (from !== undefined) {
-      goneByHash.delete(read.hash);
-      movedFrom.add(from);
+  };
+  try {
+    for (let start = 0; start < walked.files.length; start += READ_WINDOW) {
+      const window = walked.files.slice(start, start + READ_WINDOW);
+      const outcomes = await Promise.all(window.map(prepare));
+      for (const [i, found] of window.entries()) {
+        const outcome = outcomes[i] as Outcome;
+        if ("skipped" in outcome) {
+          report({ action: "skipped", path: found.path, objects: 0, reason: outcome.skipped });
+          continue;
+        }
+        if ("unchanged" in outcome) {
+          report({ action: "unchanged", path: found.path, objects: 0 });
+          continue;
+        }
+        const { read } = outcome;
+        const before = stored.get(found.path);
+        // The ids its earlier objects had that its new content does not give (a row removed from a CSV;
+        // every earlier object of a file whose objects have generated ids).
+        const kept = new Set(read.objects.map((parsed) => parsed.id ?? ownId(parsed.object, idField)));
+        const stale = (before?.ids ?? []).filter((id) => !kept.has(id));
+        const from = before === undefined ? goneByHash.get(read.hash) : undefined;
+        if (from !== undefined) {
+          goneByHash.delete(read.hash);
+          movedFrom.add(from);
+        }
+        step.push({ found, inputs: [{ source: found.path, objects: read.objects, base: found.base }], kept, stale, count: read.objects.length, replaced: before !== undefined, ...(from !== undefined ? { from } : {}) });
+        stepBytes += found.size;
+        if (step.length >= STEP_FILES || stepBytes >= STEP_BYTES) await commit();
+      }
     }
-    step.push({ found, inputs: [{ source: found.path, objects: read.objects, base: found.base }], kept, stale, count: read.objects.length, replaced: before !== undefined, ...(from !== undefined ? { from } : {}) });
-    stepBytes += found.size;
-    if (step.length >= STEP_FILES || stepBytes >= STEP_BYTES) await commit();
+  } finally {
+    await pool?.close();
   }
   await commit();
 

@@ -19,7 +19,8 @@ import { readObjects } from "../objects/input.js";
 import { objectId, type ParsedObject } from "../objects/parse.js";
 import { decodeText } from "./decode.js";
 import { UnreadableFile, type FileDocument } from "./document.js";
-import { extensionOf } from "./kinds.js";
+import { extensionOf, type FileKind } from "./kinds.js";
+import { readDocument } from "./read-document.js";
 import type { FoundFile } from "./walk.js";
 import { systemReason } from "./walk.js";
 
@@ -45,8 +46,11 @@ export async function fileBytes(found: FoundFile): Promise<Buffer> {
   }
 }
 
+/** How a document is read: in this thread (readDocument), or by a ReadPool's threads. */
+export type DocumentReader = (kind: FileKind, bytes: Uint8Array, name: string) => Promise<FileDocument>;
+
 /** The objects of a found file whose bytes are `bytes`. */
-export async function fileObjects(found: FoundFile, bytes: Buffer): Promise<FileObjects> {
+export async function fileObjects(found: FoundFile, bytes: Buffer, read: DocumentReader = readDocument): Promise<FileObjects> {
   const hash = contentHash(bytes);
   const fields: JsonObject = { path: found.path, ext: extensionOf(found.path), size: bytes.length, modified: found.modified.toISOString(), hash };
   const where = found.path;
@@ -66,7 +70,7 @@ export async function fileObjects(found: FoundFile, bytes: Buffer): Promise<File
     }
     return { hash, objects };
   }
-  const document = await readDocument(found, bytes);
+  const document = await read(found.kind, bytes, found.path.slice(found.path.lastIndexOf("/") + 1));
   const object: JsonObject = {};
   if (document.title !== undefined && document.title !== "") object.title = document.title;
   object.body = document.body;
@@ -85,18 +89,4 @@ function own(id: string, object: JsonObject): ParsedObject {
     throw new UnreadableFile(`its path cannot be an id: ${(error as Error).message.replace(/^.*?field "id" /, "")}`);
   }
   return { object, where: id, id };
-}
-
-async function readDocument(found: FoundFile, bytes: Buffer): Promise<FileDocument> {
-  const name = found.path.slice(found.path.lastIndexOf("/") + 1);
-  switch (found.kind) {
-    case "pdf":
-      return (await import("./pdf.js")).readPdf(bytes, name);
-    case "markdown":
-      return (await import("./markdown.js")).readMarkdown(decodeText(bytes), name);
-    case "html":
-      return (await import("./html.js")).readHtml(decodeText(bytes), name);
-    default:
-      return (await import("./plain-text.js")).readPlainText(decodeText(bytes), name);
-  }
 }
