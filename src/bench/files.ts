@@ -13,7 +13,7 @@
  *
  *   npm run bench:files -- [--files 10000] [--edits 100] [--watch-only]     (prints JSON, also saved under bench/results/)
  *
- * `--watch-only` measures the watch again on the project a full run left.
+ * `--watch-only` measures the watch again on the project a full run left; `--add-only` stops after the adds.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
@@ -25,7 +25,7 @@ import { spawnServer } from "./serve-setup.js";
 import { walk } from "../engine/files/walk.js";
 import { contentHash, fileObjects } from "../engine/files/file-object.js";
 
-const { values } = parseArgs({ options: { files: { type: "string", default: "10000" }, edits: { type: "string", default: "100" }, "watch-only": { type: "boolean", default: false } } });
+const { values } = parseArgs({ options: { files: { type: "string", default: "10000" }, edits: { type: "string", default: "100" }, "watch-only": { type: "boolean", default: false }, "add-only": { type: "boolean", default: false } } });
 const count = Number(values.files);
 const edits = Number(values.edits);
 const dir = path.resolve(".cache", "bench", `files-${count}`);
@@ -129,6 +129,10 @@ async function main(): Promise<void> {
   const touched = timedCli(["objects", "add", notes]);
   log("stages in this process …");
   const where = await stages();
+  if (values["add-only"]) {
+    process.stdout.write(`${JSON.stringify({ bench: "files", date: new Date().toISOString(), files: count, add: { seconds: first.seconds, files_per_s: Math.round(count / first.seconds), peak_rss_mb: first.peakMb, ...where }, re_add_unchanged: unchanged, re_add_touched: touched }, null, 2)}\n`);
+    return;
+  }
   log("index create --wait …");
   cli(["index", "create", "--searchable", "title,body", "--wait", "--timeout", "3600"]);
   log(`--watch: ${edits} edits, write to searchable …`);
