@@ -1,6 +1,7 @@
 /** Files as objects (issue 29), through the real CLI: CSV and TSV rows as objects. */
 import { mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import PDFDocument from "pdfkit";
 import { describe, expect, it } from "vitest";
 import { cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
 
@@ -162,5 +163,30 @@ describe("objects add of a folder", () => {
     const result = await cliJson<AddFilesJson>(project, ["objects", "add", notes], { env: { SEMSEARCH_FILE_TIMEOUT: "2" } });
     expect(result.skipped).toEqual([{ path: "notes/bomb.md", reason: "reading it took more than 2 s (SEMSEARCH_FILE_TIMEOUT), so it was stopped" }]);
     expect((await cliJson(project, ["objects", "list"])).objects.map((o: { id: string }) => o.id)).toEqual(["notes/fine.md"]);
+  });
+
+  it("a PDF is an object of its pages' text, whose page_starts tell a highlight's page", async () => {
+    const project = tempProject();
+    const docs = path.join(path.dirname(project), "docs");
+    const pdf = await new Promise<Buffer>((resolve, reject) => {
+      const doc = new PDFDocument({ autoFirstPage: false, info: { Title: "Field guide" } });
+      const chunks: Buffer[] = [];
+      doc.on("data", (chunk: Buffer) => chunks.push(chunk));
+      doc.on("end", () => resolve(Buffer.concat(chunks)));
+      doc.on("error", reject);
+      doc.addPage().text("Herons wade in shallow water.");
+      doc.addPage().text("Kingfishers dive for small fish.");
+      doc.end();
+    });
+    writeTree(docs, { "guide.pdf": pdf });
+    const { id } = await cliJson(project, ["index", "create", "--searchable", "title,body", "--highlights", "--wait"]);
+    await cliJson(project, ["objects", "add", docs, "--wait"]);
+    const object = (await cliJson(project, ["objects", "get", "docs/guide.pdf"])).object;
+    expect(object).toMatchObject({ title: "Field guide", pages: 2, path: "docs/guide.pdf", ext: "pdf" });
+    expect(object.body.slice(object.page_starts[1])).toBe("Kingfishers dive for small fish.");
+    const page = await cliJson(project, ["search", id, "kingfishers", "--result-fields", "highlights", "--mode", "lexical"]);
+    const highlight = page.results[0].highlights[0];
+    expect(highlight.highlight.text).toBe("Kingfishers dive for small fish.");
+    expect(highlight.references[0].position.start_char).toBeGreaterThanOrEqual(object.page_starts[1]); // page 2
   });
 });
