@@ -65,6 +65,7 @@ export interface WalkResult {
 /** Folders never walked into, wherever they are. */
 const NEVER_ENTERED = new Set([".git", "node_modules", ".semsearch"]);
 export const IGNORE_FILES = [".gitignore", ".semsearchignore"];
+const NOT_REGULAR = "not a regular file (a pipe, socket or device)";
 
 /**
  * The stored path of a folder given on the command line (its name) or of a file (its folder's name,
@@ -150,6 +151,10 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
           result.ignored++; // links to folders are not followed
           return;
         }
+        if (!target.isFile()) {
+          result.skipped.push({ path: child, reason: NOT_REGULAR }); // (reading a pipe would wait for ever)
+          return;
+        }
         isDir = false;
         info = target;
       } catch (error) {
@@ -171,7 +176,7 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
       return;
     }
     if (!entry.isFile() && !entry.isSymbolicLink()) {
-      result.skipped.push({ path: child, reason: "not a regular file (a pipe, socket or device)" });
+      result.skipped.push({ path: child, reason: NOT_REGULAR });
       return;
     }
     try {
@@ -239,6 +244,9 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     } else if (info.isDirectory()) {
       result.scopes.push(under(stored));
       await walkDir(absolute, stored, base, []);
+    } else if (!info.isFile()) {
+      result.scopes.push(stored);
+      result.skipped.push({ path: stored, reason: NOT_REGULAR });
     } else {
       result.scopes.push(stored);
       await consider(absolute, stored, base, info);

@@ -1,11 +1,13 @@
 /** The folder walk, file kinds and stored-path matching of files as objects (issue 29). */
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { fileKind, readsAsDocument } from "../../../src/engine/files/kinds.js";
 import { inScope, pathsNamed } from "../../../src/engine/files/stored-files.js";
-import { storedPath, walk } from "../../../src/engine/files/walk.js";
+import { fileBytes } from "../../../src/engine/files/file-object.js";
+import { storedPath, walk, type FoundFile } from "../../../src/engine/files/walk.js";
 
 function tree(files: Record<string, string>): string {
   const root = path.join(mkdtempSync(path.join(tmpdir(), "walk-")), "docs");
@@ -69,6 +71,19 @@ describe("walk", () => {
     expect(result.files.map((file) => file.path)).toEqual(["docs/link.txt", "docs/real/in.md", "docs/small.txt"]);
     expect(result.skipped.map((file) => file.path)).toEqual(["docs/big.txt", "docs/dangling.md"]);
     expect(result.skipped[0]?.reason).toBe("2.0 KiB is over the 1000 bytes limit (--max-file-size)");
+  });
+
+  it("skips pipes, links to pipes and a pipe named directly, and a pipe put in a file's place after the walk, without waiting on them", async () => {
+    const root = tree({ "a.md": "a", "late.md": "l" });
+    execFileSync("mkfifo", [path.join(root, "pipe.md")]);
+    symlinkSync(path.join(root, "pipe.md"), path.join(root, "to-pipe.md"));
+    const result = await walk([root, path.join(root, "pipe.md")], { maxFileSize: 1000 });
+    expect(result.files.map((file) => file.path)).toEqual(["docs/a.md", "docs/late.md"]);
+    expect(result.skipped).toEqual(["docs/pipe.md", "docs/to-pipe.md", "docs/pipe.md"].map((file) => ({ path: file, reason: "not a regular file (a pipe, socket or device)" })));
+    const late = result.files[1] as FoundFile;
+    rmSync(late.file);
+    execFileSync("mkfifo", [late.file]);
+    await expect(fileBytes(late)).rejects.toThrow("not a regular file");
   });
 
   it("a file named directly is stored as in its folder; the same file twice is walked once", async () => {
