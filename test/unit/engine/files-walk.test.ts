@@ -111,9 +111,13 @@ describe("walk of named paths (--watch)", () => {
 
 describe("stored paths", () => {
   const stored = ["notes/a.md", "notes/sub/b.md", "docs/notes/a.md", "other/a.md", "notes2/x.md"];
-  it("a given path names the stored paths equal to or under an end of it", () => {
+  it("a given path names the stored paths equal to or under the longest end of it that names any", () => {
     expect(pathsNamed(stored, "/home/me/notes/a.md")).toEqual(["notes/a.md"]);
-    expect(pathsNamed(stored, "/home/me/docs/notes/a.md")).toEqual(["notes/a.md", "docs/notes/a.md"]);
+    expect(pathsNamed(stored, "/home/me/docs/notes/a.md")).toEqual(["docs/notes/a.md"]);
+    // `archive` typed inside notes/ is notes/archive, not also the folder archive added beside notes
+    const two = ["notes/archive/old.md", "notes/n.md", "archive/keep.md"];
+    expect(pathsNamed(two, "/home/me/notes/archive")).toEqual(["notes/archive/old.md"]);
+    expect(pathsNamed(two, "/home/me/archive")).toEqual(["archive/keep.md"]);
     expect(pathsNamed(stored, "/home/me/notes/")).toEqual(["notes/a.md", "notes/sub/b.md"]);
     expect(pathsNamed(stored, "/x/notes/sub")).toEqual(["notes/sub/b.md"]);
     expect(pathsNamed(stored, "/x/nothing.md")).toEqual([]);
