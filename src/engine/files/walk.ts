@@ -142,6 +142,11 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
   type Entry = { name: string; isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean };
   const visit = async (dir: string, entry: Entry, child: string, base: string, rules: Rules) => {
     const file = path.join(dir, entry.name);
+    if (entry.name.includes("\uFFFD") && !(await exists(file))) {
+      // A name whose bytes are not UTF-8 reaches here with U+FFFD in their place: no such file.
+      result.skipped.push({ path: entry.isDirectory() ? under(child) : child, reason: "its name is not valid UTF-8 (rename it to read it)" });
+      return;
+    }
     let isDir = entry.isDirectory();
     let info: { size: number; mtime: Date } | undefined;
     if (entry.isSymbolicLink()) {
@@ -253,6 +258,13 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     }
   }
   return result;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return lstat(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Why a file of an extension semsearch does not read is skipped: binary, or text it could read with `--ext`. */

@@ -86,6 +86,18 @@ describe("walk", () => {
     await expect(fileBytes(late)).rejects.toThrow("not a regular file");
   });
 
+  it("skips a file or folder whose name is not UTF-8, saying so", async () => {
+    const root = tree({ "a.md": "a" });
+    const rootBytes = Buffer.from(root);
+    writeFileSync(Buffer.concat([rootBytes, Buffer.from("/bad\xff.md", "latin1")]), "b");
+    mkdirSync(Buffer.concat([rootBytes, Buffer.from("/dir\xfe", "latin1")]));
+    writeFileSync(path.join(root, "ok\uFFFD.md"), "c"); // (a real U+FFFD is a name like any other)
+    const result = await walk([root], { maxFileSize: 1000 });
+    expect(result.files.map((file) => file.path)).toEqual(["docs/a.md", "docs/ok\uFFFD.md"]);
+    const reason = "its name is not valid UTF-8 (rename it to read it)";
+    expect(result.skipped).toEqual([{ path: "docs/bad\uFFFD.md", reason }, { path: "docs/dir\uFFFD/", reason }]);
+  });
+
   it("a file named directly is stored as in its folder; the same file twice is walked once", async () => {
     const root = tree({ "a.md": "a" });
     expect(storedPath(path.join(root, "a.md"), false)).toEqual({ base: path.dirname(root), path: "docs/a.md" });
