@@ -97,6 +97,12 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
   // With sync, a new file with the content of a gone one is a move (reported once, as one change).
   const goneByHash = new Map(options.sync ? gone.map(([path, entry]) => [entry.hash, path]) : []);
   const movedFrom = new Set<string>();
+  // Which file each id belongs to: two files giving one id (a JSON file's object with the id of
+  // another file's object, or a document's path) would overwrite each other at every add; the later
+  // one in name order is skipped instead. A file gone no longer holds its ids.
+  const goneSet = new Set(gone.map(([path]) => path));
+  const owners = new Map<string, string>();
+  for (const [path, entry] of stored) if (!goneSet.has(path)) for (const id of entry.ids) if (!owners.has(id)) owners.set(id, path);
   const addedIds = new Set<string>(); // ids written by this add: never deleted as another file's stale ones
   const idField = options.idField ?? "id";
   let step: { found: FoundFile; inputs: ObjectsInput[]; kept: Set<string | null>; stale: string[]; count: number; replaced: boolean; from?: string }[] = [];
@@ -148,6 +154,13 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
     // every earlier object of a file whose objects have generated ids).
     const kept = new Set(read.objects.map((parsed) => parsed.id ?? ownId(parsed.object, idField)));
     const stale = (before?.ids ?? []).filter((id) => !kept.has(id));
+    for (const id of stale) if (owners.get(id) === found.path) owners.delete(id);
+    const taken = [...kept].find((id) => id !== null && (owners.get(id) ?? found.path) !== found.path);
+    if (taken != null) {
+      report({ action: "skipped", path: found.path, objects: 0, reason: `its object ${JSON.stringify(taken.slice(0, 200))} has the id of an object of ${owners.get(taken)} (ids are one per object across files)` });
+      continue;
+    }
+    for (const id of kept) if (id !== null) owners.set(id, found.path);
     const from = before === undefined ? goneByHash.get(read.hash) : undefined;
     if (from !== undefined) {
       goneByHash.delete(read.hash);
