@@ -16,6 +16,7 @@
  */
 import { lstat, readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
+import { UsageError } from "../errors.js";
 import { fileKind, type FileKind } from "./kinds.js";
 
 export interface WalkOptions {
@@ -234,10 +235,16 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     }
   };
 
+  const named = new Map<string, string>(); // stored path → the target given for it
   for (const target of targets) {
     const absolute = path.resolve(target);
     const info = await stat(absolute);
     const { base, path: stored } = storedPath(absolute, info.isDirectory());
+    // Two folders of one name (a/notes, b/notes) would be stored under one path, the second's files
+    // dropped where the first has one of the same name: refused, not merged.
+    const other = named.get(stored);
+    if (other !== undefined && other !== absolute) throw new UsageError("SAME_STORED_PATH", `${JSON.stringify(target)} and ${JSON.stringify(other)} would both be stored as ${JSON.stringify(stored)}: add them in separate projects, or add their parent folders`);
+    named.set(stored, absolute);
     if (info.isDirectory() && options.only) {
       // Only the paths named under this folder (--watch's events): each, and what is under it, is the scope.
       for (const one of options.only) {

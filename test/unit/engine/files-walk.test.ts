@@ -98,6 +98,14 @@ describe("walk", () => {
     expect(result.skipped).toEqual([{ path: "docs/bad\uFFFD.md", reason }, { path: "docs/dir\uFFFD/", reason }]);
   });
 
+  it("refuses two folders or files of one name from different places, which would be stored under one path", async () => {
+    const a = tree({ "x.md": "a" });
+    const b = tree({ "x.md": "b", "y.md": "y" });
+    await expect(walk([a, b], { maxFileSize: 1000 })).rejects.toThrow(/would both be stored as "docs"/);
+    await expect(walk([path.join(a, "x.md"), path.join(b, "x.md")], { maxFileSize: 1000 })).rejects.toThrow(/would both be stored as "docs\/x.md"/);
+    expect((await walk([a, `${a}/`, path.join(a, "x.md")], { maxFileSize: 1000 })).files.map((file) => file.path)).toEqual(["docs/x.md"]);
+  });
+
   it("a file named directly is stored as in its folder; the same file twice is walked once", async () => {
     const root = tree({ "a.md": "a" });
     expect(storedPath(path.join(root, "a.md"), false)).toEqual({ base: path.dirname(root), path: "docs/a.md" });
