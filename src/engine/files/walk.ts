@@ -235,7 +235,7 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     }
   };
 
-  const named = new Map<string, string>(); // stored path → the target given for it
+  const named = new Map<string, { absolute: string; target: string }>(); // stored path → the target given for it
   for (const target of targets) {
     const absolute = path.resolve(target);
     const info = await stat(absolute);
@@ -243,8 +243,8 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     // Two folders of one name (a/notes, b/notes) would be stored under one path, the second's files
     // dropped where the first has one of the same name: refused, not merged.
     const other = named.get(stored);
-    if (other !== undefined && other !== absolute) throw new UsageError("SAME_STORED_PATH", `${JSON.stringify(target)} and ${JSON.stringify(other)} would both be stored as ${JSON.stringify(stored)}: add them in separate projects, or add their parent folders`);
-    named.set(stored, absolute);
+    if (other !== undefined && other.absolute !== absolute) throw new UsageError("SAME_STORED_PATH", `${JSON.stringify(other.target)} and ${JSON.stringify(target)} would both be stored as ${JSON.stringify(stored)}: add them in separate projects, or add their parent folders`);
+    named.set(stored, { absolute, target });
     if (info.isDirectory() && options.only) {
       // Only the paths named under this folder (--watch's events): each, and what is under it, is the scope.
       for (const one of options.only) {
