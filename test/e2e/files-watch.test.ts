@@ -163,6 +163,23 @@ describe("objects add --watch", () => {
     expect(statSync(project).isDirectory()).toBe(true);
   });
 
+  it("SIGTERM during a reconcile of many steps commits the step in progress and exits, leaving the rest to the next add", async () => {
+    const project = tempProject();
+    const notes = path.join(path.dirname(project), "notes");
+    mkdirSync(notes, { recursive: true });
+    for (let i = 0; i < 2500; i++) writeFileSync(path.join(notes, `f${i}.txt`), `file ${i}\n`);
+    // each step pauses 3 s once written: SIGTERM is sent in the first step's pause
+    const watcher = startWatcher(project, notes, { SEMSEARCH_FAILPOINT: "files:added:pause" });
+    while ((await cliJson(project, ["objects", "list", "--limit", "1"])).objects.length === 0) expect(watcher.child.exitCode).toBeNull();
+    watcher.child.kill("SIGTERM");
+    expect((await watcher.exited).code).toBe(0);
+    const again: { count: number; files: Record<string, number> } = await cliJson(project, ["objects", "add", notes]);
+    // the first step (and the file or so read when the signal came), not all three
+    expect(again.files.unchanged).toBeGreaterThanOrEqual(1000);
+    expect(again.files.unchanged).toBeLessThan(1100);
+    expect(again.count).toBe(2500 - again.files.unchanged);
+  });
+
   it("a watcher killed at each step of applying a change (journal, batch, stale objects, delete) is made exact by the next start", async () => {
     for (const point of ["add:journal", "add:batch", "files:added", "delete:journal"]) {
       const project = tempProject();

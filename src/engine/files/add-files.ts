@@ -55,6 +55,8 @@ export interface AddFilesOptions extends Omit<WalkOptions, "skipDirs" | "maxFile
   onChange?: (change: FileChange) => void;
   /** Called as files are done: how many of those the walk found. */
   onProgress?: (done: number, total: number) => void;
+  /** Stops the add (`--watch` stopped): the step in progress is committed, the rest left to the next add. */
+  signal?: AbortSignal;
 }
 
 export interface AddFilesResult {
@@ -123,6 +125,7 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
   };
 
   for (const found of walked.files) {
+    if (options.signal?.aborted) break;
     const limit = found.kind === "pdf" ? maxFileSize * PDF_SIZE_FACTOR : maxFileSize;
     if (found.size > limit) {
       report({ action: "skipped", path: found.path, objects: 0, reason: `${formatSize(found.size)} is over the ${formatSize(limit)} limit (--max-file-size)` });
@@ -171,6 +174,7 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
     if (step.length >= STEP_FILES || stepBytes >= STEP_BYTES) await commit();
   }
   await commit();
+  if (options.signal?.aborted) return result; // (files gone are deleted by the next add)
 
   if (options.sync && gone.length > 0) {
     // One delete for every file gone (not the ids this add wrote: a JSON file renamed gives its objects their ids again).
