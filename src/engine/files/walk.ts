@@ -14,7 +14,7 @@
  * listed, never failing the others. Ignored files are not listed (a `node_modules` would drown the
  * list): they are only counted.
  */
-import { lstat, readdir, readFile, stat } from "node:fs/promises";
+import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { UsageError } from "../errors.js";
 import { fileKind, type FileKind } from "./kinds.js";
@@ -240,6 +240,7 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     const absolute = path.resolve(target);
     const info = await stat(absolute);
     const { base, path: stored } = storedPath(absolute, info.isDirectory());
+    if (info.isDirectory()) for (const dir of await spelledUnder(absolute, options.skipDirs ?? [])) skipDirs.add(dir);
     // Two folders of one name (a/notes, b/notes) would be stored under one path, the second's files
     // dropped where the first has one of the same name: refused, not merged.
     const other = named.get(stored);
@@ -265,6 +266,22 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     }
   }
   return result;
+}
+
+/**
+ * Those of `dirs` that lie inside `folder`, as paths under `folder` spelled as given: the project
+ * reached through a link (`--project ~/link/notes/p`, `objects add ~/real/notes`) is still the
+ * project, not a folder of files to read.
+ */
+export async function spelledUnder(folder: string, dirs: readonly string[]): Promise<string[]> {
+  const real = async (file: string) => realpath(file).catch(() => path.resolve(file));
+  const root = await real(folder);
+  const out: string[] = [];
+  for (const dir of dirs) {
+    const relative = path.relative(root, await real(dir));
+    if (relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative)) out.push(path.join(folder, relative));
+  }
+  return out;
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -106,6 +106,15 @@ describe("walk", () => {
     expect((await walk([a, `${a}/`, path.join(a, "x.md")], { maxFileSize: 1000 })).files.map((file) => file.path)).toEqual(["docs/x.md"]);
   });
 
+  it("leaves out the project's folder also when the folder or the project is reached through a link", async () => {
+    const root = tree({ "a.md": "a", "p/catalog.json": '{"x":1}', "p/data/d.txt": "d" });
+    const link = path.join(path.dirname(root), "link");
+    symlinkSync(path.dirname(root), link);
+    const paths = async (target: string, project: string) => (await walk([target], { maxFileSize: 1000, skipDirs: [project] })).files.map((file) => file.path);
+    expect(await paths(root, path.join(link, "docs", "p"))).toEqual(["docs/a.md"]);
+    expect(await paths(path.join(link, "docs"), path.join(root, "p"))).toEqual(["docs/a.md"]);
+  });
+
   it("a file named directly is stored as in its folder; the same file twice is walked once", async () => {
     const root = tree({ "a.md": "a" });
     expect(storedPath(path.join(root, "a.md"), false)).toEqual({ base: path.dirname(root), path: "docs/a.md" });
