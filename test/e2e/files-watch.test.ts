@@ -180,6 +180,24 @@ describe("objects add --watch", () => {
     expect(again.count).toBe(2500 - again.files.unchanged);
   });
 
+  it("the watched folder deleted is said plainly, its objects stay, and it is read again once back", async () => {
+    const project = tempProject();
+    const notes = path.join(path.dirname(project), "notes");
+    mkdirSync(notes, { recursive: true });
+    writeFileSync(path.join(notes, "a.md"), "a\n");
+    const watcher = startWatcher(project, notes);
+    await watcher.until((line) => "reconciled" in line);
+    rmSync(notes, { recursive: true });
+    while (!watcher.stderr().includes("WATCH_STEP_FAILED")) await new Promise((resolve) => watcher.child.stderr.once("data", resolve));
+    const warning = JSON.parse(watcher.stderr().split("\n")[0] as string).warnings[0].message;
+    expect(warning).toBe(`${notes} cannot be read: it no longer exists; the objects read from it stay`);
+    expect(Object.keys(await projectFiles(project))).toEqual(["notes/a.md"]);
+    mkdirSync(notes);
+    writeFileSync(path.join(notes, "b.md"), "b\n");
+    await watcher.until((line) => line.action === "deleted" && line.path === "notes/a.md");
+    expect(Object.keys(await projectFiles(project))).toEqual(["notes/b.md"]);
+  });
+
   it("a watcher killed at each step of applying a change (journal, batch, stale objects, delete) is made exact by the next start", async () => {
     for (const point of ["add:journal", "add:batch", "files:added", "delete:journal"]) {
       const project = tempProject();

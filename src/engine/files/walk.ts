@@ -16,7 +16,7 @@
  */
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
-import { UsageError } from "../errors.js";
+import { NotFoundError, UsageError } from "../errors.js";
 import { fileKind, type FileKind } from "./kinds.js";
 
 export interface WalkOptions {
@@ -238,7 +238,10 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
   const named = new Map<string, { absolute: string; target: string }>(); // stored path → the target given for it
   for (const target of targets) {
     const absolute = path.resolve(target);
-    const info = await stat(absolute);
+    const info = await stat(absolute).catch((error: unknown) => {
+      // (checked before the add starts: gone since, as a folder --watch watches can be)
+      throw new NotFoundError("INPUT_GONE", `${target} cannot be read: ${systemReason(error)}; the objects read from it stay`);
+    });
     const { base, path: stored } = storedPath(absolute, info.isDirectory());
     if (info.isDirectory()) for (const dir of await spelledUnder(absolute, options.skipDirs ?? [])) skipDirs.add(dir);
     // Two folders of one name (a/notes, b/notes) would be stored under one path, the second's files
