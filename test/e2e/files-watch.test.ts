@@ -163,6 +163,41 @@ describe("objects add --watch", () => {
     expect(statSync(project).isDirectory()).toBe(true);
   });
 
+  it("SIGTERM during a reconcile of many steps commits the step in progress and exits, leaving the rest to the next add", async () => {
+    const project = tempProject();
+    const notes = path.join(path.dirname(project), "notes");
+    mkdirSync(notes, { recursive: true });
+    for (let i = 0; i < 2500; i++) writeFileSync(path.join(notes, `f${i}.txt`), `file ${i}\n`);
+    // each step pauses 3 s once written: SIGTERM is sent in the first step's pause
+    const watcher = startWatcher(project, notes, { SEMSEARCH_FAILPOINT: "files:added:pause" });
+    while ((await cliJson(project, ["objects", "list", "--limit", "1"])).objects.length === 0) expect(watcher.child.exitCode).toBeNull();
+    watcher.child.kill("SIGTERM");
+    expect((await watcher.exited).code).toBe(0);
+    const again: { count: number; files: { unchanged: number } } = await cliJson(project, ["objects", "add", notes]);
+    // the first step (and the file or so read when the signal came), not all three
+    expect(again.files.unchanged).toBeGreaterThanOrEqual(1000);
+    expect(again.files.unchanged).toBeLessThan(1100);
+    expect(again.count).toBe(2500 - again.files.unchanged);
+  });
+
+  it("the watched folder deleted is said plainly, its objects stay, and it is read again once back", async () => {
+    const project = tempProject();
+    const notes = path.join(path.dirname(project), "notes");
+    mkdirSync(notes, { recursive: true });
+    writeFileSync(path.join(notes, "a.md"), "a\n");
+    const watcher = startWatcher(project, notes);
+    await watcher.until((line) => "reconciled" in line);
+    rmSync(notes, { recursive: true });
+    while (!watcher.stderr().includes("WATCH_STEP_FAILED")) await new Promise((resolve) => watcher.child.stderr.once("data", resolve));
+    const warning = JSON.parse(watcher.stderr().split("\n")[0] as string).warnings[0].message;
+    expect(warning).toBe(`${notes} cannot be read: it no longer exists; the objects read from it stay`);
+    expect(Object.keys(await projectFiles(project))).toEqual(["notes/a.md"]);
+    mkdirSync(notes);
+    writeFileSync(path.join(notes, "b.md"), "b\n");
+    await watcher.until((line) => line.action === "deleted" && line.path === "notes/a.md");
+    expect(Object.keys(await projectFiles(project))).toEqual(["notes/b.md"]);
+  });
+
   it("a watcher killed at each step of applying a change (journal, batch, stale objects, delete) is made exact by the next start", async () => {
     for (const point of ["add:journal", "add:batch", "files:added", "delete:journal"]) {
       const project = tempProject();

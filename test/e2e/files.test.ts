@@ -140,6 +140,22 @@ describe("objects add of a folder", () => {
     expect((await cliJson(project, ["objects", "list"])).objects).toEqual([]);
   });
 
+  it("a file whose object has the id of another file's object is skipped, so the two do not overwrite each other at every add", async () => {
+    const project = tempProject();
+    const notes = path.join(path.dirname(project), "notes");
+    writeTree(notes, { "a.json": '[{"id":"x1","t":"a"}]', "b.json": '[{"id":"x1","t":"b"}]', "c.md": "hello", "d.json": '{"id":"notes/c.md","t":"d"}' });
+    const reasons = [
+      { path: "notes/b.json", reason: 'its object "x1" has the id of an object of notes/a.json (ids are one per object across files)' },
+      { path: "notes/d.json", reason: 'its object "notes/c.md" has the id of an object of notes/c.md (ids are one per object across files)' },
+    ];
+    const first: AddFilesJson = await cliJson(project, ["objects", "add", notes]);
+    expect([first.count, first.skipped]).toEqual([2, reasons]);
+    const again: AddFilesJson = await cliJson(project, ["objects", "add", notes]);
+    expect([again.count, again.files.unchanged, again.skipped]).toEqual([0, 2, reasons]);
+    expect((await cliJson(project, ["objects", "get", "x1"])).object.t).toBe("a");
+    expect((await cliJson(project, ["objects", "get", "notes/c.md"])).object.body).toBe("hello");
+  });
+
   it("images in a folder become objects whose path an image index reads; without an image index they are skipped", async () => {
     const project = tempProject();
     const pics = path.join(path.dirname(project), "pics");

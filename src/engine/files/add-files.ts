@@ -58,6 +58,8 @@ export interface AddFilesOptions extends Omit<WalkOptions, "skipDirs" | "maxFile
   onChange?: (change: FileChange) => void;
   /** Called as files are done: how many of those the walk found. */
   onProgress?: (done: number, total: number) => void;
+  /** Stops the add (`--watch` stopped): the step in progress is committed, the rest left to the next add. */
+  signal?: AbortSignal;
 }
 
 export interface AddFilesResult {
@@ -100,6 +102,12 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
   // With sync, a new file with the content of a gone one is a move (reported once, as one change).
   const goneByHash = new Map(options.sync ? gone.map(([path, entry]) => [entry.hash, path]) : []);
   const movedFrom = new Set<string>();
+  // Which file each id belongs to: two files giving one id (a JSON file's object with the id of
+  // another file's object, or a document's path) would overwrite each other at every add; the later
+  // one in name order is skipped instead. A file gone no longer holds its ids.
+  const goneSet = new Set(gone.map(([path]) => path));
+  const owners = new Map<string, string>();
+  for (const [path, entry] of stored) if (!goneSet.has(path)) for (const id of entry.ids) if (!owners.has(id)) owners.set(id, path);
   const addedIds = new Set<string>(); // ids written by this add: never deleted as another file's stale ones
   const idField = options.idField ?? "id";
   let step: { found: FoundFile; inputs: ObjectsInput[]; kept: Set<string | null>; stale: string[]; count: number; replaced: boolean; from?: string }[] = [];
@@ -140,10 +148,11 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
     }
   };
   try {
-    for (let start = 0; start < walked.files.length; start += READ_WINDOW) {
+    for (let start = 0; start < walked.files.length && !options.signal?.aborted; start += READ_WINDOW) {
       const window = walked.files.slice(start, start + READ_WINDOW);
       const outcomes = await Promise.all(window.map(prepare));
       for (const [i, found] of window.entries()) {
+        if (options.signal?.aborted) break;
         const outcome = outcomes[i] as Outcome;
         if ("skipped" in outcome) {
           report({ action: "skipped", path: found.path, objects: 0, reason: outcome.skipped });
@@ -159,6 +168,15 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
         // every earlier object of a file whose objects have generated ids).
         const kept = new Set(read.objects.map((parsed) => parsed.id ?? ownId(parsed.object, idField)));
         const stale = (before?.ids ?? []).filter((id) => !kept.has(id));
+        for (const id of stale) if (owners.get(id) === found.path) owners.delete(id);
+        // (an object with a path of its own is stored under that path, so it owns its id under it)
+        const claims = read.objects.map((parsed) => ({ id: parsed.id ?? ownId(parsed.object, idField), path: typeof parsed.object.path === "string" ? parsed.object.path : found.path }));
+        const taken = claims.find(({ id, path }) => id !== null && (owners.get(id) ?? path) !== path)?.id;
+        if (taken != null) {
+          report({ action: "skipped", path: found.path, objects: 0, reason: `its object ${JSON.stringify(taken.slice(0, 200))} has the id of an object of ${owners.get(taken)} (ids are one per object across files)` });
+          continue;
+        }
+        for (const { id, path } of claims) if (id !== null) owners.set(id, path);
         const from = before === undefined ? goneByHash.get(read.hash) : undefined;
         if (from !== undefined) {
           goneByHash.delete(read.hash);
@@ -173,6 +191,7 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
     await pool?.close();
   }
   await commit();
+  if (options.signal?.aborted) return result; // (files gone are deleted by the next add)
 
   if (options.sync && gone.length > 0) {
     // One delete for every file gone (not the ids this add wrote: a JSON file renamed gives its objects their ids again).

@@ -11,7 +11,8 @@
  * skipped files; the caller adds the others.
  */
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
 import { ValidationError } from "../errors.js";
 import { setOwn } from "../fields.js";
 import type { JsonObject } from "../types.js";
@@ -37,12 +38,25 @@ export function contentHash(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-/** Reads a file's bytes; UnreadableFile when it cannot be (gone, no permission). */
+/**
+ * Reads a file's bytes; UnreadableFile when it cannot be (gone, no permission, no longer a regular
+ * file: one replaced by a pipe after the walk is opened without waiting for a writer, and not read).
+ */
 export async function fileBytes(found: FoundFile): Promise<Buffer> {
+  let handle: FileHandle;
   try {
-    return await readFile(found.file);
+    handle = await open(found.file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     throw new UnreadableFile(`cannot be read: ${systemReason(error)}`);
+  }
+  try {
+    if (!(await handle.stat()).isFile()) throw new UnreadableFile("not a regular file (a pipe, socket or device)");
+    return await handle.readFile();
+  } catch (error) {
+    if (error instanceof UnreadableFile) throw error;
+    throw new UnreadableFile(`cannot be read: ${systemReason(error)}`);
+  } finally {
+    await handle.close();
   }
 }
 

@@ -54,19 +54,22 @@ export function inScope(stored: string, scopes: readonly string[]): boolean {
 
 /**
  * The stored paths `given` (a file or folder, as typed) names: stored paths equal to, or under, the
- * end of its absolute path (`./notes/old.md` names `notes/old.md`, and so does
+ * longest end of its absolute path that names any (`./notes/old.md` names `notes/old.md`, and so does
  * `~/docs/notes/old.md`, and `docs/notes/old.md` if it was added with `docs`). The file need not
  * exist any more.
  */
 export function pathsNamed(stored: Iterable<string>, given: string): string[] {
   const absolute = toPosix(path.resolve(given)).replace(/\/+$/, "");
   const segments = absolute.split("/").filter((segment) => segment !== "");
-  const tails = new Set(segments.map((_, i) => segments.slice(i).join("/")));
-  return [...stored].filter((candidate) => {
-    if (tails.has(candidate)) return true;
-    for (let cut = candidate.indexOf("/"); cut !== -1; cut = candidate.indexOf("/", cut + 1)) if (tails.has(candidate.slice(0, cut))) return true;
-    return false;
-  });
+  // The longest end that names something stored, alone: `archive` typed inside `notes` names
+  // `notes/archive/…`, never also the folder `archive` added beside `notes`.
+  const paths = [...stored];
+  for (let i = 0; i < segments.length; i++) {
+    const tail = segments.slice(i).join("/");
+    const named = paths.filter((candidate) => candidate === tail || candidate.startsWith(`${tail}/`));
+    if (named.length > 0) return named;
+  }
+  return [];
 }
 
 function toPosix(file: string): string {

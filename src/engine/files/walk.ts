@@ -14,8 +14,9 @@
  * listed, never failing the others. Ignored files are not listed (a `node_modules` would drown the
  * list): they are only counted.
  */
-import { lstat, readdir, readFile, stat } from "node:fs/promises";
+import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
+import { NotFoundError, UsageError } from "../errors.js";
 import { fileKind, type FileKind } from "./kinds.js";
 
 export interface WalkOptions {
@@ -65,6 +66,7 @@ export interface WalkResult {
 /** Folders never walked into, wherever they are. */
 const NEVER_ENTERED = new Set([".git", "node_modules", ".semsearch"]);
 export const IGNORE_FILES = [".gitignore", ".semsearchignore"];
+const NOT_REGULAR = "not a regular file (a pipe, socket or device)";
 
 /**
  * The stored path of a folder given on the command line (its name) or of a file (its folder's name,
@@ -141,6 +143,11 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
   type Entry = { name: string; isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean };
   const visit = async (dir: string, entry: Entry, child: string, base: string, rules: Rules) => {
     const file = path.join(dir, entry.name);
+    if (entry.name.includes("\uFFFD") && !(await exists(file))) {
+      // A name whose bytes are not UTF-8 reaches here with U+FFFD in their place: no such file.
+      result.skipped.push({ path: entry.isDirectory() ? under(child) : child, reason: "its name is not valid UTF-8 (rename it to read it)" });
+      return;
+    }
     let isDir = entry.isDirectory();
     let info: { size: number; mtime: Date } | undefined;
     if (entry.isSymbolicLink()) {
@@ -148,6 +155,10 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
         const target = await stat(file);
         if (target.isDirectory()) {
           result.ignored++; // links to folders are not followed
+          return;
+        }
+        if (!target.isFile()) {
+          result.skipped.push({ path: child, reason: NOT_REGULAR }); // (reading a pipe would wait for ever)
           return;
         }
         isDir = false;
@@ -171,7 +182,7 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
       return;
     }
     if (!entry.isFile() && !entry.isSymbolicLink()) {
-      result.skipped.push({ path: child, reason: "not a regular file (a pipe, socket or device)" });
+      result.skipped.push({ path: child, reason: NOT_REGULAR });
       return;
     }
     try {
@@ -224,10 +235,20 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     }
   };
 
+  const named = new Map<string, { absolute: string; target: string }>(); // stored path → the target given for it
   for (const target of targets) {
     const absolute = path.resolve(target);
-    const info = await stat(absolute);
+    const info = await stat(absolute).catch((error: unknown) => {
+      // (checked before the add starts: gone since, as a folder --watch watches can be)
+      throw new NotFoundError("INPUT_GONE", `${target} cannot be read: ${systemReason(error)}; the objects read from it stay`);
+    });
     const { base, path: stored } = storedPath(absolute, info.isDirectory());
+    if (info.isDirectory()) for (const dir of await spelledUnder(absolute, options.skipDirs ?? [])) skipDirs.add(dir);
+    // Two folders of one name (a/notes, b/notes) would be stored under one path, the second's files
+    // dropped where the first has one of the same name: refused, not merged.
+    const other = named.get(stored);
+    if (other !== undefined && other.absolute !== absolute) throw new UsageError("SAME_STORED_PATH", `${JSON.stringify(other.target)} and ${JSON.stringify(target)} would both be stored as ${JSON.stringify(stored)}: add them in separate projects, or add their parent folders`);
+    named.set(stored, { absolute, target });
     if (info.isDirectory() && options.only) {
       // Only the paths named under this folder (--watch's events): each, and what is under it, is the scope.
       for (const one of options.only) {
@@ -239,12 +260,38 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     } else if (info.isDirectory()) {
       result.scopes.push(under(stored));
       await walkDir(absolute, stored, base, []);
+    } else if (!info.isFile()) {
+      result.scopes.push(stored);
+      result.skipped.push({ path: stored, reason: NOT_REGULAR });
     } else {
       result.scopes.push(stored);
       await consider(absolute, stored, base, info);
     }
   }
   return result;
+}
+
+/**
+ * Those of `dirs` that lie inside `folder`, as paths under `folder` spelled as given: the project
+ * reached through a link (`--project ~/link/notes/p`, `objects add ~/real/notes`) is still the
+ * project, not a folder of files to read.
+ */
+export async function spelledUnder(folder: string, dirs: readonly string[]): Promise<string[]> {
+  const real = async (file: string) => realpath(file).catch(() => path.resolve(file));
+  const root = await real(folder);
+  const out: string[] = [];
+  for (const dir of dirs) {
+    const relative = path.relative(root, await real(dir));
+    if (relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative)) out.push(path.join(folder, relative));
+  }
+  return out;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return lstat(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Why a file of an extension semsearch does not read is skipped: binary, or text it could read with `--ext`. */

@@ -15,7 +15,7 @@
 import path from "node:path";
 import type { EngineContext } from "../context.js";
 import { addFiles, type AddFilesOptions, type AddFilesResult } from "./add-files.js";
-import { IGNORE_FILES, storedPath } from "./walk.js";
+import { IGNORE_FILES, spelledUnder, storedPath } from "./walk.js";
 
 const hidden = (part: string) => part.startsWith(".") || part === "node_modules";
 
@@ -43,10 +43,12 @@ export async function watchFiles(ctx: EngineContext, targets: readonly string[],
   const { watch } = await import("chokidar");
   const roots = targets.map((target) => ({ dir: path.resolve(target), stored: storedPath(target, true).path }));
   const projectDir = ctx.project.remote ? null : path.resolve(ctx.project.localDir);
+  // (the project as each folder's paths spell it, when one is reached through a link)
+  const projectDirs = projectDir === null ? [] : [projectDir, ...(await Promise.all(roots.map((root) => spelledUnder(root.dir, [projectDir])))).flat()];
   // What the walk leaves out is not watched either: hidden files and folders (`.git`, an editor's
   // temporary file: its rename onto the real name is an event of the real name), node_modules, the project.
   const leftOut = (file: string) => {
-    if (projectDir !== null && (file === projectDir || file.startsWith(`${projectDir}${path.sep}`))) return true;
+    if (projectDirs.some((dir) => file === dir || file.startsWith(`${dir}${path.sep}`))) return true;
     const root = roots.find(({ dir }) => file === dir || file.startsWith(`${dir}${path.sep}`));
     if (!root) return false;
     const parts = path.relative(root.dir, file).split(path.sep);

@@ -1,11 +1,13 @@
 /** The folder walk, file kinds and stored-path matching of files as objects (issue 29). */
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { fileKind, readsAsDocument } from "../../../src/engine/files/kinds.js";
 import { inScope, pathsNamed } from "../../../src/engine/files/stored-files.js";
-import { storedPath, walk } from "../../../src/engine/files/walk.js";
+import { fileBytes } from "../../../src/engine/files/file-object.js";
+import { storedPath, walk, type FoundFile } from "../../../src/engine/files/walk.js";
 
 function tree(files: Record<string, string>): string {
   const root = path.join(mkdtempSync(path.join(tmpdir(), "walk-")), "docs");
@@ -71,6 +73,48 @@ describe("walk", () => {
     expect(result.skipped[0]?.reason).toBe("2.0 KiB is over the 1000 bytes limit (--max-file-size)");
   });
 
+  it("skips pipes, links to pipes and a pipe named directly, and a pipe put in a file's place after the walk, without waiting on them", async () => {
+    const root = tree({ "a.md": "a", "late.md": "l" });
+    execFileSync("mkfifo", [path.join(root, "pipe.md")]);
+    symlinkSync(path.join(root, "pipe.md"), path.join(root, "to-pipe.md"));
+    const result = await walk([root, path.join(root, "pipe.md")], { maxFileSize: 1000 });
+    expect(result.files.map((file) => file.path)).toEqual(["docs/a.md", "docs/late.md"]);
+    expect(result.skipped).toEqual(["docs/pipe.md", "docs/to-pipe.md", "docs/pipe.md"].map((file) => ({ path: file, reason: "not a regular file (a pipe, socket or device)" })));
+    const late = result.files[1] as FoundFile;
+    rmSync(late.file);
+    execFileSync("mkfifo", [late.file]);
+    await expect(fileBytes(late)).rejects.toThrow("not a regular file");
+  });
+
+  it("skips a file or folder whose name is not UTF-8, saying so", async () => {
+    const root = tree({ "a.md": "a" });
+    const rootBytes = Buffer.from(root);
+    writeFileSync(Buffer.concat([rootBytes, Buffer.from("/bad\xff.md", "latin1")]), "b");
+    mkdirSync(Buffer.concat([rootBytes, Buffer.from("/dir\xfe", "latin1")]));
+    writeFileSync(path.join(root, "ok\uFFFD.md"), "c"); // (a real U+FFFD is a name like any other)
+    const result = await walk([root], { maxFileSize: 1000 });
+    expect(result.files.map((file) => file.path)).toEqual(["docs/a.md", "docs/ok\uFFFD.md"]);
+    const reason = "its name is not valid UTF-8 (rename it to read it)";
+    expect(result.skipped).toEqual([{ path: "docs/bad\uFFFD.md", reason }, { path: "docs/dir\uFFFD/", reason }]);
+  });
+
+  it("refuses two folders or files of one name from different places, which would be stored under one path", async () => {
+    const a = tree({ "x.md": "a" });
+    const b = tree({ "x.md": "b", "y.md": "y" });
+    await expect(walk([a, b], { maxFileSize: 1000 })).rejects.toThrow(/would both be stored as "docs"/);
+    await expect(walk([path.join(a, "x.md"), path.join(b, "x.md")], { maxFileSize: 1000 })).rejects.toThrow(/would both be stored as "docs\/x.md"/);
+    expect((await walk([a, `${a}/`, path.join(a, "x.md")], { maxFileSize: 1000 })).files.map((file) => file.path)).toEqual(["docs/x.md"]);
+  });
+
+  it("leaves out the project's folder also when the folder or the project is reached through a link", async () => {
+    const root = tree({ "a.md": "a", "p/catalog.json": '{"x":1}', "p/data/d.txt": "d" });
+    const link = path.join(path.dirname(root), "link");
+    symlinkSync(path.dirname(root), link);
+    const paths = async (target: string, project: string) => (await walk([target], { maxFileSize: 1000, skipDirs: [project] })).files.map((file) => file.path);
+    expect(await paths(root, path.join(link, "docs", "p"))).toEqual(["docs/a.md"]);
+    expect(await paths(path.join(link, "docs"), path.join(root, "p"))).toEqual(["docs/a.md"]);
+  });
+
   it("a file named directly is stored as in its folder; the same file twice is walked once", async () => {
     const root = tree({ "a.md": "a" });
     expect(storedPath(path.join(root, "a.md"), false)).toEqual({ base: path.dirname(root), path: "docs/a.md" });
@@ -96,9 +140,13 @@ describe("walk of named paths (--watch)", () => {
 
 describe("stored paths", () => {
   const stored = ["notes/a.md", "notes/sub/b.md", "docs/notes/a.md", "other/a.md", "notes2/x.md"];
-  it("a given path names the stored paths equal to or under an end of it", () => {
+  it("a given path names the stored paths equal to or under the longest end of it that names any", () => {
     expect(pathsNamed(stored, "/home/me/notes/a.md")).toEqual(["notes/a.md"]);
-    expect(pathsNamed(stored, "/home/me/docs/notes/a.md")).toEqual(["notes/a.md", "docs/notes/a.md"]);
+    expect(pathsNamed(stored, "/home/me/docs/notes/a.md")).toEqual(["docs/notes/a.md"]);
+    // `archive` typed inside notes/ is notes/archive, not also the folder archive added beside notes
+    const two = ["notes/archive/old.md", "notes/n.md", "archive/keep.md"];
+    expect(pathsNamed(two, "/home/me/notes/archive")).toEqual(["notes/archive/old.md"]);
+    expect(pathsNamed(two, "/home/me/archive")).toEqual(["archive/keep.md"]);
     expect(pathsNamed(stored, "/home/me/notes/")).toEqual(["notes/a.md", "notes/sub/b.md"]);
     expect(pathsNamed(stored, "/x/notes/sub")).toEqual(["notes/sub/b.md"]);
     expect(pathsNamed(stored, "/x/nothing.md")).toEqual([]);
