@@ -15,11 +15,12 @@
  *
  * `--watch-only` measures the watch again on the project a full run left; `--add-only` stops after the adds.
  */
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
+import { timedCli } from "./timed-cli.js";
 import { generateObjects } from "./generate.js";
 import { spawnServer } from "./serve-setup.js";
 import { walk } from "../engine/files/walk.js";
@@ -38,14 +39,6 @@ function cli(args: string[]): string {
   return execFileSync(process.execPath, [bin, "--project", project, "--json", ...args], { encoding: "utf8", maxBuffer: 1 << 30 });
 }
 
-/** Runs the CLI under /usr/bin/time -v; its elapsed seconds and peak RSS in MB. */
-function timedCli(args: string[]): { seconds: number; peakMb: number } {
-  const run = spawnSync("/usr/bin/time", ["-v", process.execPath, bin, "--project", project, "--json", ...args], { encoding: "utf8", maxBuffer: 1 << 30 });
-  if (run.status !== 0) throw new Error(`semsearch ${args.join(" ")} failed: ${run.stderr}`);
-  const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(run.stderr);
-  const wall = /Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)/.exec(run.stderr);
-  return { seconds: wall ? Number(wall[1] ?? 0) * 3600 + Number(wall[2]) * 60 + Number(wall[3]) : Number.NaN, peakMb: rss ? Math.round(Number(rss[1]) / 1024) : Number.NaN };
-}
 
 function generateFolder(): void {
   if (existsSync(path.join(notes, ".complete"))) return;
@@ -120,13 +113,13 @@ async function main(): Promise<void> {
   generateFolder();
   rmSync(project, { recursive: true, force: true });
   log(`objects add ${notes} (${count} Markdown files) …`);
-  const first = timedCli(["objects", "add", notes]);
+  const first = timedCli(bin, project, ["objects", "add", notes]);
   log(`  ${first.seconds} s; nothing changed …`);
-  const unchanged = timedCli(["objects", "add", notes]);
+  const unchanged = timedCli(bin, project, ["objects", "add", notes]);
   const later = new Date(Date.now() + 60_000);
   for (const part of readdirNames(notes)) for (const file of readdirNames(path.join(notes, part))) utimesSync(path.join(notes, part, file), later, later);
   log(`  every file's time changed …`);
-  const touched = timedCli(["objects", "add", notes]);
+  const touched = timedCli(bin, project, ["objects", "add", notes]);
   log("stages in this process …");
   const where = await stages();
   if (values["add-only"]) {

@@ -7,10 +7,11 @@
  *
  *   npm run bench:ingest -- [--objects 100000]     (prints JSON, also saved under bench/results/)
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { timedCli } from "./timed-cli.js";
 import { generateObjects } from "./generate.js";
 import { dirSize } from "./peers/size.js";
 
@@ -26,15 +27,6 @@ function cli(args: string[], input?: string): string {
   return execFileSync(process.execPath, [bin, "--project", project, "--json", ...args], { input, encoding: "utf8", maxBuffer: 1 << 30 });
 }
 
-/** Runs the CLI under /usr/bin/time -v; its elapsed seconds and peak RSS in MB. */
-function timedCli(args: string[]): { seconds: number; peakMb: number } {
-  const run = spawnSync("/usr/bin/time", ["-v", process.execPath, bin, "--project", project, "--json", ...args], { encoding: "utf8", maxBuffer: 1 << 30 });
-  if (run.status !== 0) throw new Error(`semsearch ${args.join(" ")} failed: ${run.stderr}`);
-  const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(run.stderr);
-  const wall = /Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)/.exec(run.stderr);
-  const seconds = wall ? Number(wall[1] ?? 0) * 3600 + Number(wall[2]) * 60 + Number(wall[3]) : Number.NaN;
-  return { seconds, peakMb: rss ? Math.round(Number(rss[1]) / 1024) : Number.NaN };
-}
 
 async function waitReady(index: string): Promise<void> {
   for (;;) {
@@ -55,7 +47,7 @@ async function main(): Promise<void> {
   }
   rmSync(project, { recursive: true, force: true });
   log(`objects add ${file} …`);
-  const add = timedCli(["objects", "add", file]);
+  const add = timedCli(bin, project, ["objects", "add", file]);
   const started = Date.now();
   const { id } = JSON.parse(cli(["index", "create"]));
   log(`indexing ${count} objects into ${id} …`);
