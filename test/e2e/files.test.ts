@@ -118,7 +118,7 @@ describe("objects add of a folder", () => {
     const plain = await runCli(["--project", project, "objects", "add", notes]);
     expect(plain.exitCode).toBe(0);
     expect(plain.stdout).toBe("3 objects written from 3 files (1 new, 2 changed), 1 unchanged, 1 object deleted.\n");
-    expect(plain.stderr).toContain("1 file was added before and is gone from the folder: its objects stay (add --sync to delete them).");
+    expect(plain.stderr).toContain("1 file was added before and is now gone from the folder or left out (an ignore file, --glob, --exclude): its objects stay (add --sync to delete them).");
     expect((await cliJson(project, ["objects", "get", "notes/b.txt"])).updated_at).toBe(before); // unchanged: not written
     expect((await cliJson(project, ["objects", "get", "notes/a.md"])).object.body).toBe("Alpha\n\nFirst, edited.");
     let ids = (await cliJson(project, ["objects", "list"])).objects.map((o: { id: string }) => o.id);

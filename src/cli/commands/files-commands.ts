@@ -54,7 +54,7 @@ export async function filesAdd(targets: string[], options: FilesAddOptions): Pro
       progress.done();
     }
     printResult(options, result, () => summary(result));
-    if (result.gone > 0) note(options, `${result.gone} file${result.gone === 1 ? " was" : "s were"} added before and ${result.gone === 1 ? "is" : "are"} gone from the folder: ${result.gone === 1 ? "its objects stay" : "their objects stay"} (add --sync to delete them).`);
+    if (result.gone > 0) note(options, `${result.gone} file${result.gone === 1 ? " was" : "s were"} added before and ${result.gone === 1 ? "is" : "are"} now gone from the folder or left out (an ignore file, --glob, --exclude): ${result.gone === 1 ? "its objects stay" : "their objects stay"} (add --sync to delete them).`);
     if (options.wait) for (const index of await engine.listIndexes()) await waitForBuild(engine, index.id, options);
     else if (result.count > 0 && (await engine.listIndexes()).length > 0) note(options, "Indexing continues in the background.");
   });
