@@ -140,8 +140,9 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
     if (before && before.size === found.size && before.modified === found.modified.toISOString() && !options.recheck?.has(found.path)) return { unchanged: true };
     try {
       const bytes = await fileBytes(found);
-      if (before && before.hash === contentHash(bytes)) return { unchanged: true };
-      return { read: await fileObjects(found, bytes, readInPool) };
+      const hash = contentHash(bytes);
+      if (before && before.hash === hash) return { unchanged: true };
+      return { read: await fileObjects(found, bytes, readInPool, hash) };
     } catch (error) {
       if (!(error instanceof UnreadableFile)) throw error;
       return { skipped: error.reason };

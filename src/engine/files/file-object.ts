@@ -63,9 +63,8 @@ export async function fileBytes(found: FoundFile): Promise<Buffer> {
 /** How a document is read: in this thread (readDocument), or by a ReadPool's threads. */
 export type DocumentReader = (kind: FileKind, bytes: Uint8Array, name: string) => Promise<FileDocument>;
 
-/** The objects of a found file whose bytes are `bytes`. */
-export async function fileObjects(found: FoundFile, bytes: Buffer, read: DocumentReader = readDocument): Promise<FileObjects> {
-  const hash = contentHash(bytes);
+/** The objects of a found file whose bytes are `bytes` (and whose SHA-256 is `hash`, when the caller has it already). */
+export async function fileObjects(found: FoundFile, bytes: Buffer, read: DocumentReader = readDocument, hash = contentHash(bytes)): Promise<FileObjects> {
   const fields: JsonObject = { path: found.path, ext: extensionOf(found.path), size: bytes.length, modified: found.modified.toISOString(), hash };
   const where = found.path;
   if (found.kind === "image") return { hash, objects: [own(found.path, fields)] };
