@@ -192,6 +192,9 @@ describe("objects add --watch", () => {
     const warning = JSON.parse(watcher.stderr().split("\n")[0] as string).warnings[0].message;
     expect(warning).toBe(`${notes} cannot be read: it no longer exists; the objects read from it stay`);
     expect(Object.keys(await projectFiles(project))).toEqual(["notes/a.md"]);
+    // retried every 2 s while the folder is gone, and said once
+    await new Promise((resolve) => setTimeout(resolve, 4500));
+    expect(watcher.stderr().split("WATCH_STEP_FAILED").length - 1).toBe(1);
     mkdirSync(notes);
     writeFileSync(path.join(notes, "b.md"), "b\n");
     await watcher.until((line) => line.action === "deleted" && line.path === "notes/a.md");

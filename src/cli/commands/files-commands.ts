@@ -114,6 +114,7 @@ async function watch(engine: Engine, targets: string[], settings: object, option
   const indexing = keepIndexing(indexer, stop.signal, options);
   let first = true; // the first reconcile is reported as a summary, later ones a line per change
   const skipped = new Map<string, string>(); // path → reason reported
+  let lastError: string | null = null; // the failure last reported, until a reconcile succeeds
   try {
     await engine.watchFiles(targets, {
       ...settings,
@@ -124,6 +125,7 @@ async function watch(engine: Engine, targets: string[], settings: object, option
         } else changeLine(options, change, skipped);
       },
       onReconciled: (result, wasFirst) => {
+        lastError = null;
         if (!wasFirst) return;
         first = false;
         if (options.json) process.stdout.write(`${JSON.stringify({ reconciled: result })}\n`);
@@ -131,6 +133,8 @@ async function watch(engine: Engine, targets: string[], settings: object, option
       },
       onError: (error) => {
         const message = error instanceof Error ? error.message : String(error);
+        if (message === lastError) return; // (said once while the same failure repeats at each retry)
+        lastError = message;
         if (options.json) process.stderr.write(`${JSON.stringify({ warnings: [{ code: "WATCH_STEP_FAILED", message }] })}\n`);
         else process.stderr.write(`${new Date().toTimeString().slice(0, 8)} could not apply the last changes (retrying): ${printable(message)}\n`);
       },
