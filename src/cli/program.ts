@@ -293,7 +293,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
 
   program
     .command("serve")
-    .description("serve the service's HTTP API (/v1/…) over this project until SIGTERM/SIGINT; prints its URL")
+    .description("serve the service's HTTP API (/v1/…) and a search page (/) over this project until SIGTERM/SIGINT; prints its URL")
     .option("--host <address>", "address to listen on (default 127.0.0.1)")
     .option("--port <n>", "port (default 8080; 0: any free port)", integerArg)
     .option("--no-auth", "no API keys (only on a loopback address)")
@@ -307,6 +307,7 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--no-access-log", "no access log lines on stderr")
     .option("--no-local-socket", "do not answer this machine's `semsearch search` on a local socket (they then load the model themselves)")
     .option("--no-worker", "never start a background worker: indexing is left to `semsearch worker` processes (replicas of a shared project)")
+    .option("--no-ui", "no search page at / (the API only)")
     .action(withGlobals(h.serve));
 
   const keys = program.command("keys").description("API keys of `semsearch serve`: create, list, revoke");

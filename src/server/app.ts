@@ -17,6 +17,7 @@ import { BodySpool } from "./spool.js";
 import { isLoopbackHostHeader } from "./hosts.js";
 import { DEFAULT_MAX_BODY_BYTES, ROUTES, type Route, type RouteOptions } from "./routes.js";
 import { openApiDocument } from "./openapi.js";
+import { loadUiAssets, uiResponse } from "./ui.js";
 
 export interface AppOptions extends RouteOptions {
   /** Checks a key; null: no authentication (`serve --no-auth`, loopback only). */
@@ -41,6 +42,10 @@ export interface AppOptions extends RouteOptions {
   maxHeldBodyBytes?: number;
   /** Where bodies are received (serve.ts makes one and removes its files at stop); else the app makes one. */
   bodySpool?: BodySpool;
+  /** Serve the search page at `/` (ui.ts; `serve --no-ui` turns it off). */
+  ui?: boolean;
+  /** Where the built page is (default: dist/ui, ui.ts's UI_DIR). */
+  uiDir?: string;
 }
 
 export interface AccessEntry {
@@ -114,7 +119,11 @@ function checkKey(check: (key: string) => Caller | null, key: string, onError: A
  * from elsewhere). Without keys, the Host must also be a loopback name (DNS rebinding).
  */
 function checkBrowser(origin: string | undefined, host: string | undefined, options: AppOptions): void {
-  if (origin !== undefined && !(options.corsOrigins ?? []).includes(origin)) {
+  // The search page calls its own server: its origin is this server's (its Host), which a page
+  // elsewhere cannot send (a page whose name was made to resolve here has its own name as Host: with
+  // keys, it has no key to send; without keys, the Host check below refuses it).
+  const sameOrigin = options.ui === true && origin !== undefined && host !== undefined && origin === `http://${host}`;
+  if (origin !== undefined && !sameOrigin && !(options.corsOrigins ?? []).includes(origin)) {
     throw new RequestRefusedError(403, "ORIGIN_NOT_ALLOWED", `Requests from web pages at ${JSON.stringify(origin.slice(0, 200))} are not allowed`, { hint: "Start the server with --cors-origin <origin> to allow that page." });
   }
   if (options.checkKey === null && !isLoopbackHostHeader(host)) {
@@ -227,7 +236,9 @@ export function createApp(engine: Engine, options: AppOptions): Hono<Env> {
     } finally {
       received?.release();
     }
-    const response = jsonResponse(result.body, route.status, result.headers);
+    const response = route.media
+      ? new Response(result.body as Uint8Array<ArrayBuffer>, { status: route.status, headers: { "content-type": route.media, "x-content-type-options": "nosniff", ...result.headers } })
+      : jsonResponse(result.body, route.status, result.headers);
     return c.req.method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
   };
 
@@ -249,6 +260,18 @@ export function createApp(engine: Engine, options: AppOptions): Hono<Env> {
   if (options.corsOrigins?.length) {
     // Preflights are answered here, before the key check: a browser sends them without credentials.
     app.use(cors({ origin: options.corsOrigins, allowHeaders: ["Authorization", "Content-Type"], allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE"], exposeHeaders: ["Retry-After", "Semsearch-Index-Building", "Server-Timing"], maxAge: 600 }));
+  }
+  if (options.ui) {
+    const assets = loadUiAssets({ auth: options.checkKey !== null, version: options.version ?? "0" }, options.uiDir);
+    const page = (c: Context<Env>) => {
+      if (c.req.method !== "GET" && c.req.method !== "HEAD") throw new RequestRefusedError(405, "METHOD_NOT_ALLOWED", `${c.req.method.slice(0, 16)} is not allowed on ${c.req.path.slice(0, 200)}; allowed: GET, HEAD`, { headers: { Allow: "GET, HEAD" } });
+      if (assets === null) throw new NotFoundError("UI_NOT_BUILT", "The search page is not built in this copy of semsearch", { hint: "Run `npm run build`, or start the server with --no-ui." });
+      const found = assets.get(c.req.path);
+      if (!found) throw NOT_FOUND();
+      return uiResponse(found, c.req.header("if-none-match"), c.req.method === "HEAD");
+    };
+    app.all("/", page);
+    app.all("/ui/*", page);
   }
   for (const [path, routes] of byPath) app.all(path, (c) => dispatch(c, routes));
   app.notFound(() => errorResponse(NOT_FOUND()));

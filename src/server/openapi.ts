@@ -63,7 +63,7 @@ const BODIES = {
 
 function operation(route: Route) {
   const responses: Record<string, unknown> = {
-    [route.status]: { description: STATUS_TEXT[route.status] ?? "OK", content: { "application/json": { schema: ref(route.response) } } },
+    [route.status]: { description: STATUS_TEXT[route.status] ?? "OK", content: route.media ? { [route.media]: { schema: { type: "string", contentMediaType: route.media } } } : { "application/json": { schema: ref(route.response) } } },
   };
   // Every keyed route may answer: 403 (a web page's origin, or a Host other than loopback without keys),
   // 404 (the key), 405, 503 (keys that cannot be read, a disk at fault); with path parameters, 422.

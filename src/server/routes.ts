@@ -4,10 +4,10 @@
  * call. Each answer is what the matching CLI command prints with `--json`.
  */
 import * as v from "valibot";
-import { confinedBase, EnvironmentError, searchResponse, ValidationError, type Engine, type OptionSpelling, type SemsearchError } from "../engine/index.js";
+import { confinedBase, EnvironmentError, NotFoundError, searchResponse, ValidationError, type Engine, type OptionSpelling, type SemsearchError } from "../engine/index.js";
 import { checkJsonMediaType, readJsonBody } from "./body.js";
 import type { BodySpool, ReceivedBody } from "./spool.js";
-import { AddObjectsQuerySchema, DeleteObjectsBodySchema, ListObjectsQuerySchema, NoQuerySchema, SearchQuerySchema, type RESPONSES } from "./schemas.js";
+import { AddObjectsQuerySchema, DeleteObjectsBodySchema, ListObjectsQuerySchema, NoQuerySchema, SearchQuerySchema, ThumbnailQuerySchema, type RESPONSES } from "./schemas.js";
 
 /** How an HTTP client sets the id options of `POST /v1/objects`, for the engine's messages. */
 const QUERY_SPELLING: OptionSpelling = { idField: (field) => `?id_field=${encodeURIComponent(field)}`, generateIds: "?generate_ids=true" };
@@ -70,6 +70,8 @@ export interface Route {
   body?: "index" | "object" | "objects" | "deletion";
   status: number;
   response: keyof typeof RESPONSES;
+  /** A route that answers bytes of this media type (its handler's body is a Uint8Array), not JSON. */
+  media?: string;
   /** Other statuses the route answers with, for the document (every route also has 404 and 500). */
   errors: number[];
   /**
@@ -135,6 +137,16 @@ function bodyInvalid(issues: readonly v.BaseIssue<unknown>[]): ValidationError {
   return new ValidationError("INVALID_BODY", `The body's ${first.path}: ${first.message}`, { issues: listed });
 }
 
+/** A PNG of one of an object's images, for the search page (the browser never fetches an object's URLs itself). */
+const thumbnail: Route["handle"] = async ({ engine, params, query }) => {
+  const q = query as v.InferOutput<typeof ThumbnailQuerySchema>;
+  const size = wholeNumber(q.size) ?? 256;
+  if (size < 16 || size > 1024) throw new ValidationError("INVALID_PARAMETER", `Query parameter size: expected 16 to 1024 pixels (got ${size})`, { issues: [{ path: "size", message: "expected 16 to 1024" }] });
+  const png = await engine.imageThumbnail(params.id as string, q.image, size);
+  if (png === null) throw new NotFoundError("IMAGE_UNAVAILABLE", "The image cannot be read or fetched now, or is not an image the server can decode");
+  return { body: png, headers: { "cache-control": "private, max-age=300" } };
+};
+
 const READ_ERRORS = [422];
 const WRITE_ERRORS = [403, 409, 413, 415, 422, 503];
 
@@ -179,6 +191,7 @@ export const ROUTES: Route[] = [
       return { body: { objects: await engine.listObjects(wholeNumber(q.offset) ?? 0, wholeNumber(q.limit) ?? 100) } };
     },
   },
+  { method: "GET", path: "/v1/objects/:id/thumbnail", operationId: "objectThumbnail", summary: "A PNG thumbnail of one of an object's images (extension, for the search page)", auth: true, write: false, gate: "search", query: ThumbnailQuerySchema, status: 200, response: "Thumbnail", media: "image/png", errors: READ_ERRORS, handle: thumbnail },
   { method: "GET", path: "/v1/objects/:id", operationId: "getObject", summary: "Get an object", auth: true, write: false, query: NoQuerySchema, status: 200, response: "ObjectInfo", errors: [], handle: async ({ engine, params }) => ({ body: await engine.getObject(params.id as string) }) },
   {
     method: "PUT", path: "/v1/objects/:id", operationId: "putObject", summary: "Add or replace one object", auth: true, write: true, gate: "write", query: NoQuerySchema, body: "object", status: 200, response: "Added", errors: WRITE_ERRORS,

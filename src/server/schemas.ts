@@ -38,6 +38,11 @@ export const AddObjectsQuerySchema = v.strictObject({
   generate_ids: v.optional(v.pipe(v.picklist(["true", "false"], "expected true or false"), v.description("`true`: objects without an id get a generated one, whatever their fields look like."))),
 });
 
+export const ThumbnailQuerySchema = v.strictObject({
+  image: v.pipe(v.string(), v.minLength(1), v.description("The image: one of the object's own values, as a search's `media_identifier` gives it.")),
+  size: v.optional(WholeNumber("Largest side in pixels (16 to 1,024, default 256).")),
+});
+
 export const NoQuerySchema = v.strictObject({});
 
 /** The body of `DELETE /v1/objects` (an extension): ids, or a filter over an index's filterable fields. */
@@ -128,6 +133,7 @@ export const RESPONSES = {
   Added: v.strictObject({ count: v.number(), ids: v.optional(v.array(v.string())) }),
   WorkerStatus: v.object({ running: v.boolean(), pid: v.nullable(v.number()), log: v.string(), state: v.optional(v.record(v.string(), v.unknown())) }),
   Health: v.strictObject({ status: v.literal("ok") }),
+  Thumbnail: v.pipe(v.string(), v.description("PNG bytes")),
   Ready: v.strictObject({ status: v.literal("ready") }),
   OpenApi: v.object({ openapi: v.string(), info: v.record(v.string(), v.unknown()), paths: v.record(v.string(), v.unknown()) }),
 } as const;

@@ -130,6 +130,15 @@ describe("the operations the spec leaves unshown", () => {
     expect(typeof worker.json.running).toBe("boolean");
   });
 
+  it("serves thumbnails only of the images an object names (the search page's route)", async () => {
+    const refused = await api("GET", `/v1/objects/photosynthesis/thumbnail?image=${encodeURIComponent("/etc/passwd")}`, reader);
+    expect(refused.status).toBe(404);
+    expect(refused.json.errors[0]).toMatchObject({ code: "IMAGE_NOT_FOUND", message: 'Object "photosynthesis" has no image "/etc/passwd"' });
+    expect((await api("GET", "/v1/objects/photosynthesis/thumbnail?image=x&size=5000", reader)).status).toBe(422);
+    expect((await api("GET", "/v1/objects/photosynthesis/thumbnail", reader)).json.errors[0].code).toBe("INVALID_PARAMETER");
+    expect((await api("GET", "/v1/objects/photosynthesis/thumbnail?image=x", null)).status).toBe(404);
+  });
+
   it("puts, batch-adds (JSON array and JSON Lines) and deletes objects", async () => {
     const put = await api("PUT", "/v1/objects/serve%2Fone", writer, { body: JSON.stringify({ title: "A kettle whistles on the stove" }), headers: { "content-type": "application/json" } });
     expect(put.status, put.text).toBe(200);

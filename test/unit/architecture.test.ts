@@ -43,6 +43,12 @@ describe("dependency direction", () => {
     }
   });
 
+  it("the search page's code (src/ui, run in a browser) imports only its own modules", () => {
+    for (const file of files("src/ui")) {
+      for (const spec of imports(file)) expect(spec, file).toMatch(/^\.\/[a-z-]+\.js$/);
+    }
+  });
+
   it.each([
     ["hono", "src/server/app.ts"],
     ["@hono/node-server", "src/server/serve.ts"],

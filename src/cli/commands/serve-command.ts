@@ -26,6 +26,8 @@ export interface ServeCommandOptions extends GlobalOptions {
   localSocket?: boolean;
   /** false with --no-worker */
   worker?: boolean;
+  /** false with --no-ui */
+  ui?: boolean;
   /** json or human (default: human at a terminal) */
   logFormat?: string;
 }
@@ -62,6 +64,7 @@ export async function serveCommand(options: ServeCommandOptions): Promise<void> 
     maxSearches: integerIn("--max-searches", options.maxSearches, 8, 1, 1024),
     maxQueuedSearches: integerIn("--max-queued-searches", options.maxQueuedSearches, 256, 0, 100_000),
     corsOrigins: options.corsOrigin,
+    ui: options.ui !== false,
     imageRoot: options.imageRoot === undefined ? undefined : path.resolve(options.imageRoot),
     shutdownTimeoutMs: integerIn("--shutdown-timeout", options.shutdownTimeout, 30, 0, 3600) * 1000,
     version: pkg.version,
@@ -72,6 +75,7 @@ export async function serveCommand(options: ServeCommandOptions): Promise<void> 
   // The address on stdout (data: `semsearch serve --port 0 > url`); everything else is a log line on stderr.
   process.stdout.write(`${server.url}\n`);
   log({ level: "info", event: "listening", url: server.url, project: engine.projectDir, auth: auth ? "keys" : "none" });
+  if (options.ui !== false) log({ level: "info", event: "search page", url: `${server.url}/` });
   if (auth) {
     // (a request without a valid key gets a bare 404 by design: say so where the person starting it reads)
     log({ level: "info", event: "keys", message: "Requests need an API key in `Authorization: Bearer <key>` (without a valid one they get 404); make one with `semsearch keys create`." });

@@ -4,20 +4,29 @@ import type { EngineContext } from "../context.js";
 import { NotFoundError } from "../errors.js";
 import { thumbnailPng } from "./decode.js";
 import { defaultFetchOptions, ImageFetcher } from "./fetch.js";
-import { bucketImageBase, imageBase, resolveImageReference } from "./reference.js";
+import { bucketImageBase, displayReference, imageBase, resolveImageReference } from "./reference.js";
 
 /** How long a thumbnail's image may take to fetch. */
 const THUMBNAIL_TIMEOUT_MS = 4000;
 
+/** Whether `value` is one of the strings of `object` (its fields, their lists and nested objects). */
+export function holdsString(object: unknown, value: string, depth = 0): boolean {
+  if (typeof object === "string") return object === value;
+  if (object === null || typeof object !== "object" || depth > 32) return false;
+  return (Array.isArray(object) ? object : Object.values(object)).some((item) => holdsString(item, value, depth + 1));
+}
+
 /**
  * A PNG thumbnail (at most `size` px a side) of an image of a stored object, read the way the worker
  * read it (relative paths against the object's directory, HTTP through the project's cache); null
- * when the image cannot be had now.
+ * when the image cannot be had now. `identifier` must be one of the object's own values (a search's
+ * `media_identifier`): a caller cannot name any other file or URL for the server to read.
  */
 export async function objectThumbnail(ctx: EngineContext, objectId: string, identifier: string, size = 256): Promise<Buffer | null> {
   const store = await ctx.store();
   const row = (await store.getObjects([objectId])).get(objectId);
   if (!row) throw new NotFoundError("OBJECT_NOT_FOUND", `Object "${objectId}" not found`);
+  if (!holdsString(JSON.parse(row.body), identifier)) throw new NotFoundError("IMAGE_NOT_FOUND", `Object "${objectId}" has no image "${displayReference(identifier)}"`, { hint: "Thumbnails are of the images an object names (a search's media_identifier)." });
   const ref = resolveImageReference(identifier, ctx.project.remote ? bucketImageBase() : imageBase(row.base, ctx.project.localDir));
   if ("error" in ref) return null;
   // A person is waiting: no retries, and a few seconds at most.

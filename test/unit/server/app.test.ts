@@ -1,4 +1,5 @@
 /** The app in process (`app.request`): the error boundary and CORS. */
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Engine } from "../../../src/engine/index.js";
@@ -78,5 +79,44 @@ describe("browsers", () => {
     const page = await app.request("/v1/objects", { method: "POST", body: '{"id":"x"}', headers: { authorization: "Bearer k", origin: "https://evil.example" } });
     expect(page.status).toBe(403);
     expect(((await page.json()) as { errors: { code: string }[] }).errors[0]?.code).toBe("ORIGIN_NOT_ALLOWED");
+  });
+});
+
+describe("the search page's own origin", () => {
+  const key = { keyId: "key_x", readOnly: true };
+
+  it("may call the API when the page is served, as the Host it names; a page elsewhere may not", async () => {
+    const app = createApp(engine(), { checkKey: (k) => (k === "good" ? key : null), ui: true });
+    const call = (origin: string, host: string) => app.request("/v1/indexes", { headers: { origin, host, authorization: "Bearer good" } });
+    expect((await call("http://127.0.0.1:8080", "127.0.0.1:8080")).status).toBe(200);
+    expect((await call("http://search.internal:8080", "search.internal:8080")).status).toBe(200);
+    for (const [origin, host] of [["http://evil.example", "127.0.0.1:8080"], ["http://127.0.0.1:8080", "evil.example"], ["https://127.0.0.1:8080", "127.0.0.1:8080"], ["http://127.0.0.1:9090", "127.0.0.1:8080"], ["null", "127.0.0.1:8080"]]) {
+      const answer = await call(origin as string, host as string);
+      expect(answer.status, `${origin} to ${host}`).toBe(403);
+    }
+    // without the page, its origin is like any other
+    expect((await createApp(engine(), { checkKey: (k) => (k === "good" ? key : null) }).request("/v1/indexes", { headers: { origin: "http://127.0.0.1:8080", host: "127.0.0.1:8080", authorization: "Bearer good" } })).status).toBe(403);
+  });
+
+  it("without keys, still only on a loopback name (a rebound name sends its own Host and Origin)", async () => {
+    const app = createApp(engine(), { checkKey: null, ui: true });
+    expect((await app.request("/v1/indexes", { headers: { origin: "http://localhost:8080", host: "localhost:8080" } })).status).toBe(200);
+    const rebound = await app.request("/v1/indexes", { headers: { origin: "http://evil.example:8080", host: "evil.example:8080" } });
+    expect(((await rebound.json()) as { errors: { code: string }[] }).errors[0]?.code).toBe("HOST_NOT_ALLOWED");
+  });
+
+  it("serves the page with its security headers, and says how to get it when it was not built", async () => {
+    const built = `${tempDir()}/`;
+    for (const [name, text] of [["index.html", '<meta name="semsearch-auth" content="{{AUTH}}">'], ["main.js", "1"], ["app.css", ""], ["icon.svg", "<svg/>"]]) writeFileSync(`${built}${name}`, text as string);
+    const app = createApp(engine(), { checkKey: null, ui: true, uiDir: built });
+    const page = await app.request("/", { headers: LOCAL });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(page.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(await page.text()).toContain('<meta name="semsearch-auth" content="none">');
+    expect(await (await app.request("/ui/app.js", { headers: LOCAL })).text()).toBe("1");
+    const missing = await createApp(engine(), { checkKey: null, ui: true, uiDir: `${tempDir()}/` }).request("/", { headers: LOCAL });
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { errors: { code: string; hint: string }[] }).errors[0]).toMatchObject({ code: "UI_NOT_BUILT", hint: expect.stringContaining("npm run build") });
   });
 });

@@ -1,0 +1,34 @@
+/**
+ * Debian's Chromium driven by playwright-core (no browser download: `.ci/browser install` puts it
+ * at /usr/bin/chromium; SEMSEARCH_CHROMIUM names another). Without it, the browser tests skip and
+ * say so once.
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import path from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { ROOT } from "./cli.js";
+
+export const CHROMIUM = process.env.SEMSEARCH_CHROMIUM ?? "/usr/bin/chromium";
+export const HAVE_BROWSER = existsSync(CHROMIUM);
+if (!HAVE_BROWSER) process.stderr.write(`semsearch tests: no browser at ${CHROMIUM} (run .ci/browser install as root): the search page's browser tests are skipped\n`);
+
+/** Where screenshots are kept for a person to look at (not committed). */
+export const ARTIFACTS = path.join(ROOT, "test-artifacts");
+
+export function launchBrowser(): Promise<Browser> {
+  // Flags that keep Chromium off the network it would otherwise call at start (closed here), and a
+  // sandbox it cannot have as root.
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-default-apps"],
+  });
+}
+
+/** A full-page screenshot under test-artifacts/<folder>/<name>.png. */
+export async function screenshot(page: Page, folder: string, name: string): Promise<string> {
+  const dir = path.join(ARTIFACTS, folder);
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
