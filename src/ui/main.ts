@@ -479,6 +479,12 @@ document.addEventListener("keydown", (event) => {
   const target = event.target as HTMLElement;
   const typing = target.matches("input, select, textarea");
   if (typing) {
+    // (no submit button: a form with several boxes and none would not submit on Enter)
+    if ((target === el.q || target === el.filter) && event.key === "Enter") {
+      event.preventDefault();
+      state = { ...state, page: 1 };
+      void search("replace");
+    }
     if (target === el.q && event.key === "ArrowDown" && shown.length) {
       event.preventDefault();
       moveFocus(1);
