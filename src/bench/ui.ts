@@ -36,7 +36,6 @@ const CHROMIUM = process.env.SEMSEARCH_CHROMIUM ?? "/usr/bin/chromium";
 const WARM_UP = 5;
 
 // (page.evaluate runs its function in the browser, whose globals the Node program has no types for)
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 declare const document: any;
 
 const log = (message: string) => process.stderr.write(`${message}\n`);

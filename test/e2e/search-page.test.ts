@@ -15,7 +15,6 @@ import { tempDir } from "../helpers/temp.js";
 
 // The functions passed to page.evaluate run in the browser: its globals, untyped here (the Node
 // program has no DOM types, and adding them to it would hide mistakes in the server's code).
-/* eslint-disable @typescript-eslint/no-explicit-any */
 declare const document: any, window: any, sessionStorage: any;
 declare function getComputedStyle(element: any): any;
 type HTMLElement = any;
