@@ -4,11 +4,12 @@
  * and objects with emoji and combining marks (keys, a read-only one), and an image index over the
  * fixture images (the tiny CLIP fixture, served without keys on loopback).
  */
+import { spawn, type ChildProcess } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
+import { BIN, cliJson, ROOT, runCli, tempProject, userEnv } from "../helpers/cli.js";
 import { HAVE_BROWSER, launchBrowser, screenshot } from "../helpers/browser.js";
 import { call, serve, type Served } from "../helpers/serve.js";
 import { tempDir } from "../helpers/temp.js";
@@ -85,6 +86,7 @@ describe.skipIf(!HAVE_BROWSER)("the search page, with keys", () => {
   let browser: Browser;
   let server: Served;
   let reader = "";
+  let writer = "";
   let project = "";
   let problems: string[] = [];
   const contexts: BrowserContext[] = [];
@@ -119,6 +121,7 @@ describe.skipIf(!HAVE_BROWSER)("the search page, with keys", () => {
     const created = await runCli(["--project", project, "--json", "index", "create", "--name", "articles", "--searchable", "title,body", "--filterable", "topic,year", "--highlights", "--wait"]);
     expect(created.exitCode, created.stderr).toBe(0);
     reader = (await cliJson(project, ["keys", "create", "--name", "reader", "--read-only"])).key;
+    writer = (await cliJson(project, ["keys", "create", "--name", "writer"])).key;
     server = await serve(project);
     browser = await launchBrowser();
   });
@@ -199,6 +202,53 @@ describe.skipIf(!HAVE_BROWSER)("the search page, with keys", () => {
     expect(problems).toEqual([]);
   });
 
+  it("never shows an older answer over a newer one: a slow search in flight is cancelled", async () => {
+    const page = await open();
+    await page.locator("#q").waitFor();
+    // The server's answer to the first query is held back until the second one has been painted.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const slowSeen = new Promise<void>((resolve) => {
+      void page.route("**/search?**", async (route) => {
+        if (new URL(route.request().url()).searchParams.get("query") === "chlorophyll sunlight") {
+          resolve();
+          await held;
+          await route.continue().catch(() => {}); // (the page has aborted it by now)
+          return;
+        }
+        await route.continue();
+      });
+    });
+    const failed = new Promise<string>((resolve) => page.on("requestfailed", (request) => request.url().includes("chlorophyll") && resolve(request.failure()?.errorText ?? "")));
+    await page.locator("#q").fill("chlorophyll sunlight");
+    await slowSeen;
+    const before = await searchedCount(page);
+    await page.locator("#q").fill("volcanoes and magma");
+    await painted(page, before);
+    const newer = await resultIds(page);
+    expect(newer[0]).toBe((await api({ query: "volcanoes and magma" })).results[0]?.id);
+    expect(await failed).toBe("net::ERR_ABORTED");
+    release();
+    // Whatever the held answer does now, the page keeps the newer results.
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 0)));
+    expect(await resultIds(page)).toEqual(newer);
+    expect(await searchedCount(page)).toBe(before + 1);
+    expect(page.url()).toContain("q=volcanoes+and+magma");
+  });
+
+  it("shows the object fields chosen in the options", async () => {
+    const page = await open(`/?index=articles&q=${encodeURIComponent("energy")}`);
+    await page.locator("#results > li").first().waitFor();
+    await page.locator(".options summary").click();
+    const before = await searchedCount(page);
+    await page.locator("#fields").fill("topic, year");
+    await page.locator("#fields").press("Tab");
+    await painted(page, before);
+    const shown = await page.locator("#results > li").first().locator(".fields dt").allTextContents();
+    expect(shown).toEqual(["topic", "year"]);
+    expect(problems).toEqual([]);
+  });
+
   it("marks each highlight at its offsets, emoji and combining marks included", async () => {
     const query = "served every guest at the festival";
     const expected = (await api({ query })).results.find((hit) => hit.id === "unicode");
@@ -267,6 +317,8 @@ describe.skipIf(!HAVE_BROWSER)("the search page, with keys", () => {
     expect(await page.locator("#summary").textContent()).toBe("41 results");
     expect(await page.locator("#position").textContent()).toBe(`Page 1 of ${first.pagination.pages}`);
     expect(await page.locator("#previous").isDisabled()).toBe(true);
+    expect(await page.locator("#announcer").textContent()).toBe(`41 results; Page 1 of ${first.pagination.pages}; showing 10 results`);
+    expect(await page.locator("#announcer").getAttribute("role")).toBe("status");
     let before = await searchedCount(page);
     await page.locator("#next").click();
     await painted(page, before);
@@ -362,6 +414,33 @@ describe.skipIf(!HAVE_BROWSER)("the search page, with keys", () => {
     const page = await open("/", { key: null });
     expect(await accessibilityViolations(page), "the key box").toEqual([]);
     await screenshot(page, "search-page", "key-1280");
+  });
+
+  it("shows a building index's progress, refreshed until it is ready", async () => {
+    // A server that starts no worker: the new index stays BUILDING until a worker runs.
+    const replica = await serve(project, ["--no-worker"]);
+    let worker: ChildProcess | null = null;
+    try {
+      const created = await call(`${replica.url}/v1/indexes`, writer, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "later", configuration: { index_type: { name: "text" } } }) });
+      expect(created.status, created.text).toBe(202);
+      expect((await call(`${replica.url}/v1/worker`, reader)).json.running).toBe(false);
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      contexts.push(context);
+      const page = await context.newPage();
+      await page.goto(`${replica.url}/?index=later`);
+      await page.locator("#key").fill(reader);
+      await page.locator("#key").press("Enter");
+      await page.locator("#index-info progress").waitFor();
+      expect(await page.locator("#index-info").textContent()).toMatch(/building · 0 searchable of 41 objects · 41 to index/);
+      expect(await page.locator("#index option:checked").textContent()).toMatch(/^later \(idx_\w+\) · text · building$/);
+      worker = spawn(process.execPath, [BIN, "--project", project, "worker", "run", "--poll-ms", "100"], { env: userEnv(), stdio: "ignore" });
+      await page.waitForFunction(() => /ready · 41 searchable of 41 objects/.test(document.getElementById("index-info")?.textContent ?? ""), undefined, { timeout: 120_000 });
+      expect(await page.locator("#index-info progress").count()).toBe(0);
+      expect(await page.locator("#index option:checked").textContent()).toMatch(/^later \(idx_\w+\) · text$/);
+    } finally {
+      worker?.kill("SIGTERM");
+      await replica.stop();
+    }
   });
 });
 
