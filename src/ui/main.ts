@@ -123,6 +123,13 @@ function askForKey(message = ""): void {
   el.key.focus();
 }
 
+/** A key the server refused (wrong, or revoked meanwhile): forgotten, and asked for again. */
+function refuseKey(message: string): void {
+  key = null;
+  sessionStorage.removeItem(KEY_STORAGE);
+  askForKey(message);
+}
+
 el.keyForm.addEventListener("submit", (event) => {
   event.preventDefault();
   const given = el.key.value.trim();
@@ -180,18 +187,23 @@ async function refreshIndex(id: string): Promise<void> {
   }
 }
 
-async function loadIndexes(): Promise<void> {
+/** Lists the indexes and picks the URL's; false when it is not there (a message says so). */
+async function loadIndexes(): Promise<boolean> {
   indexes = (await api.json<{ indexes: IndexInfo[] }>("/v1/indexes")).indexes;
   el.index.replaceChildren(...indexes.map((index) => h("option", { value: index.id }, indexLabel(index))));
   const chosen = currentIndex() ?? indexes[0];
+  const asked = state.index;
   if (chosen) {
     // The URL keeps what the user wrote (a name stays a name).
     if (!currentIndex()) state = { ...state, index: chosen.name ?? chosen.id };
     el.index.value = chosen.id;
-  } else if (state.index) {
-    showError(new ApiError(404, "INDEX_NOT_FOUND", `The index "${state.index}" is not in this project.`));
   }
   renderIndexInfo();
+  if (asked && asked !== state.index) {
+    showError(new ApiError(404, "INDEX_NOT_FOUND", `This project has no index "${asked}"${chosen ? `: showing ${chosen.name ?? chosen.id}` : ""}.`));
+    return false;
+  }
+  return true;
 }
 
 // ---- searching ----
@@ -282,7 +294,7 @@ async function search(how: "push" | "replace"): Promise<void> {
     }, 0));
   } catch (caught) {
     if (!request.current()) return;
-    if (caught instanceof ApiError && caught.code === "KEY_REFUSED") return askForKey(caught.message);
+    if (caught instanceof ApiError && caught.code === "KEY_REFUSED") return refuseKey(caught.message);
     clearResults();
     if (caught instanceof ApiError && showFilterError(caught)) {
       clearError();
@@ -568,21 +580,19 @@ async function start(): Promise<void> {
   if (needsKey && !key) return askForKey();
   el.keyForm.hidden = true;
   el.forgetKey.hidden = !needsKey;
+  let found: boolean;
   try {
-    await loadIndexes();
+    found = await loadIndexes();
   } catch (caught) {
-    if (caught instanceof ApiError && caught.code === "KEY_REFUSED") {
-      key = null;
-      sessionStorage.removeItem(KEY_STORAGE);
-      return askForKey(caught.message);
-    }
+    if (caught instanceof ApiError && caught.code === "KEY_REFUSED") return refuseKey(caught.message);
     el.searchForm.hidden = true;
     return showError(caught);
   }
   el.searchForm.hidden = false;
   applyStateToControls();
   el.q.focus();
-  await search("replace");
+  // (an index the URL names that is not there: its message stays, and no other index is searched until asked)
+  if (found) await search("replace");
 }
 
 el.mode.replaceChildren(...MODES.map((mode) => h("option", { value: mode }, mode)));

@@ -188,6 +188,31 @@ describe.skipIf(!HAVE_BROWSER)("the search page, with keys", () => {
     expect(problems).toEqual([]);
   });
 
+  it("forgets a key revoked while the page is open, and asks again saying why", async () => {
+    const temporary = await cliJson(project, ["keys", "create", "--name", "temporary", "--read-only"]);
+    const page = await open(`/?index=articles&q=${encodeURIComponent("plants")}`, { key: temporary.key });
+    await page.locator("#results > li").first().waitFor();
+    await cliJson(project, ["keys", "revoke", temporary.id]);
+    await page.locator("#q").fill("volcanoes");
+    await page.locator("#key-form").waitFor();
+    expect(await page.locator("#key-message").textContent()).toContain("The server did not accept this key");
+    expect(await page.evaluate(() => sessionStorage.getItem("semsearch.key"))).toBe(null);
+    expect(await page.locator("#search-form").isHidden()).toBe(true);
+  });
+
+  it("says so when the URL names an index the project does not have, and searches none until asked", async () => {
+    const page = await open(`/?index=${encodeURIComponent("<b>gone</b>")}&q=plants`);
+    await page.locator("#error").waitFor();
+    expect(await page.locator("#error").textContent()).toBe('This project has no index "<b>gone</b>": showing articles.');
+    expect(await page.locator("#results > li").count()).toBe(0);
+    expect(await page.locator("#index option:checked").textContent()).toMatch(/^articles /);
+    const before = await searchedCount(page);
+    await page.locator("#q").press("Enter");
+    await painted(page, before);
+    expect((await resultIds(page)).length).toBe(10);
+    expect(new URL(page.url()).searchParams.get("index")).toBe("articles");
+  });
+
   it("searches as you type and shows the first result the API gives", async () => {
     const page = await open();
     await page.locator("#q").waitFor();
