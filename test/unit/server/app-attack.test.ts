@@ -1,12 +1,13 @@
 /**
  * The app in process (`app.request`), attacked as the search page made it reachable: requests a
- * page elsewhere has the browser send without CORS.
+ * page elsewhere has the browser send without CORS, and thumbnails crowding out searches.
  */
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Engine } from "../../../src/engine/index.js";
 import { createApp } from "../../../src/server/app.js";
 import { tempDir } from "../../helpers/temp.js";
+import { waitFor } from "../../helpers/wait.js";
 
 const LOCAL = { host: "127.0.0.1:8080" };
 
@@ -55,5 +56,28 @@ describe("requests a web page elsewhere makes without CORS", () => {
     const answer = await createApp(stub, { checkKey: null }).request("/v1/objects/red/thumbnail?image=pics%2Fred.png", { headers: LOCAL });
     expect(answer.status).toBe(200);
     expect(answer.headers.get("cross-origin-resource-policy")).toBe("same-origin");
+  });
+});
+
+describe("thumbnails and searches", () => {
+  it("thumbnails waiting for slow images hold no place that searches need", async () => {
+    // Two tabs of the page ask for 4 thumbnails each, of images on a host that does not answer.
+    const stub = engine();
+    let started = 0;
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    stub.imageThumbnail = async () => {
+      started++;
+      await held;
+      return Buffer.from("\x89PNG\r\n\x1a\n", "latin1");
+    };
+    // (no queue for searches: one that cannot start at once is refused, and says so)
+    const app = createApp(stub, { checkKey: null, maxSearches: 8, maxQueuedSearches: 0 });
+    const thumbnails = Array.from({ length: 8 }, (_, i) => app.request(`/v1/objects/o${i}/thumbnail?image=a.png`, { headers: LOCAL }));
+    await waitFor("thumbnails to start", () => started >= 4);
+    const list = await app.request("/v1/objects", { headers: LOCAL });
+    expect(list.status, await list.clone().text()).toBe(200);
+    release();
+    expect((await Promise.all(thumbnails)).map((answer) => answer.status)).toEqual(Array(8).fill(200));
   });
 });
