@@ -230,4 +230,33 @@ describe.skipIf(!HAVE_BROWSER)("the search page, attacked (keys)", () => {
     expect(await page.locator("#key-message").textContent()).toContain("did not accept this key");
     expect(await page.evaluate(() => (globalThis as any).sessionStorage.getItem("semsearch.key"))).toBe(null);
   });
+
+  it("keeps a right-to-left override in an id or a field name to itself, and shows it in the object", async () => {
+    const { page, problems } = await open(`/?index=articles&q=${encodeURIComponent("energy bidi")}`);
+    await page.locator('#results > li[data-id="bidi-b"]').waitFor();
+    const ids = await page.locator("#results > li").evaluateAll((items) => items.map((item) => (item as HTMLElement).dataset.id));
+    await page.locator(`#result-${ids.indexOf("bidi-a\u202Egnp.exe")}`).click();
+    await page.locator("#detail .json").waitFor();
+    // The words after the id ("· complete · added …") read left to right after it, not reversed.
+    const order = await page.locator("#detail .meta").evaluate((meta: HTMLElement) => {
+      const text = meta.querySelector("code").nextSibling;
+      const x = (at: number) => {
+        const range = document.createRange();
+        range.setStart(text, at);
+        range.setEnd(text, at + 1);
+        return range.getBoundingClientRect().left;
+      };
+      const words = text.textContent as string;
+      return { dot: x(words.indexOf("·")), complete: x(words.indexOf("complete")), code: meta.querySelector("code").getBoundingClientRect().right };
+    });
+    expect(order.dot).toBeLessThan(order.complete);
+    expect(order.code).toBeLessThanOrEqual(order.dot);
+    // The object shows the override as an escape, where it is.
+    expect(await page.locator("#detail .json .json-string").first().textContent()).toBe('"bidi-a\\u202egnp.exe"');
+    await page.keyboard.press("Escape");
+    await page.locator(`#result-${ids.indexOf("bidi-b")}`).click();
+    await page.locator("#detail .json").waitFor();
+    expect(await page.locator("#detail .json .json-key").allTextContents()).toContain("k\\u202eyek");
+    expect(problems).toEqual([]);
+  });
 });
