@@ -96,7 +96,7 @@ describe.skipIf(!HAVE_BROWSER)("thumbnails, attacked (an image index, a server w
     for (const value of [secret, `http://127.0.0.1:${other.port}/admin/drop?all=1`, "a page of notes"]) {
       const refused = await thumbnail("notes", value);
       expect(refused.status, value).toBe(404);
-      expect(refused.json.errors[0].code, value).toBe("IMAGE_NOT_FOUND");
+      expect(refused.json.errors[0].code, value).toBe("IMAGE_UNAVAILABLE");
     }
     // (the answer comes after any fetch it made)
     expect(other.admin()).toBe(0);

@@ -11,6 +11,13 @@ import { bucketImageBase, displayReference, imageBase, resolveImageReference } f
 /** How long a thumbnail's image may take to fetch. */
 const THUMBNAIL_TIMEOUT_MS = 4000;
 
+/** Whether `value` is one of the strings of `object` (its fields, their lists and nested objects). */
+export function holdsString(object: unknown, value: string, depth = 0): boolean {
+  if (typeof object === "string") return object === value;
+  if (object === null || typeof object !== "object" || depth > 32) return false;
+  return (Array.isArray(object) ? object : Object.values(object)).some((item) => holdsString(item, value, depth + 1));
+}
+
 /**
  * Whether `identifier` is an image that one of the project's image indexes reads in `object` (what
  * a search gives as `media_identifier`). Any other value of the object (a path in a note, a URL in
@@ -31,7 +38,11 @@ export async function objectThumbnail(ctx: EngineContext, objectId: string, iden
   const store = await ctx.store();
   const row = (await store.getObjects([objectId])).get(objectId);
   if (!row) throw new NotFoundError("OBJECT_NOT_FOUND", `Object "${objectId}" not found`);
-  if (!(await isIndexedImage(ctx, JSON.parse(row.body) as JsonObject, identifier))) throw new NotFoundError("IMAGE_NOT_FOUND", `Object "${objectId}" has no image "${displayReference(identifier)}"`, { hint: "Thumbnails are of the images an image index reads in the object (a search's media_identifier)." });
+  const object = JSON.parse(row.body) as JsonObject;
+  if (!holdsString(object, identifier)) throw new NotFoundError("IMAGE_NOT_FOUND", `Object "${objectId}" has no image "${displayReference(identifier)}"`, { hint: "Thumbnails are of the images an object names (a search's media_identifier)." });
+  // A value of the object that no image index reads as an image (a caption, a path in a note, a URL
+  // in a text field) is no image to show: never read, never fetched.
+  if (!(await isIndexedImage(ctx, object, identifier))) return null;
   const ref = resolveImageReference(identifier, ctx.project.remote ? bucketImageBase() : imageBase(row.base, ctx.project.localDir));
   if ("error" in ref) return null;
   // A person is waiting: no retries, and a few seconds at most.
