@@ -113,18 +113,37 @@ function checkKey(check: (key: string) => Caller | null, key: string, onError: A
   }
 }
 
+/** What a browser says of a request (the Fetch standard's request headers), for checkBrowser. */
+interface BrowserHeaders {
+  origin: string | undefined;
+  host: string | undefined;
+  /** Sec-Fetch-Site: `same-origin`, `same-site`, `cross-site` or `none` (typed by the user). */
+  site: string | undefined;
+  /** Sec-Fetch-Mode and Sec-Fetch-Dest: a top-level navigation is `navigate` and `document`. */
+  mode: string | undefined;
+  dest: string | undefined;
+}
+
 /**
  * Browsers: a request from a web page carries its Origin, and only the origins given with
  * `--cors-origin` may call (else a page could write to a server without keys, or use a key it got
  * from elsewhere). Without keys, the Host must also be a loopback name (DNS rebinding).
  */
-function checkBrowser(origin: string | undefined, host: string | undefined, options: AppOptions): void {
+function checkBrowser({ origin, host, site, mode, dest }: BrowserHeaders, options: AppOptions): void {
   // The search page calls its own server: its origin is this server's (its Host), which a page
   // elsewhere cannot send (a page whose name was made to resolve here has its own name as Host: with
   // keys, it has no key to send; without keys, the Host check below refuses it).
-  const sameOrigin = options.ui === true && origin !== undefined && host !== undefined && origin === `http://${host}`;
+  // (https too: the page served through a TLS proxy that keeps the Host)
+  const sameOrigin = options.ui === true && origin !== undefined && host !== undefined && (origin === `http://${host}` || origin === `https://${host}`);
   if (origin !== undefined && !sameOrigin && !(options.corsOrigins ?? []).includes(origin)) {
     throw new RequestRefusedError(403, "ORIGIN_NOT_ALLOWED", `Requests from web pages at ${JSON.stringify(origin.slice(0, 200))} are not allowed`, { hint: "Start the server with --cors-origin <origin> to allow that page." });
+  }
+  // A page elsewhere can also have the browser send a GET without an Origin: an <img>, a <script>, a
+  // <link>. Without keys it would get its answer (a thumbnail it can show and measure) and make the
+  // server read and fetch on its behalf; the browser says where such a request comes from.
+  const elsewhere = site === "cross-site" || site === "same-site";
+  if (origin === undefined && elsewhere && !(mode === "navigate" && dest === "document")) {
+    throw new RequestRefusedError(403, "ORIGIN_NOT_ALLOWED", "Requests that a web page elsewhere makes without CORS (an image, a script) are not allowed", { hint: "A page calls the API with fetch(), from an origin given with --cors-origin." });
   }
   if (options.checkKey === null && !isLoopbackHostHeader(host)) {
     throw new RequestRefusedError(403, "HOST_NOT_ALLOWED", "A server without keys answers only requests to a loopback name (localhost, 127.0.0.1, [::1])");
@@ -191,6 +210,9 @@ export function searchGate(options: Pick<AppOptions, "maxSearches" | "maxQueuedS
 
 const GIB = 1024 * 1024 * 1024;
 
+/** Thumbnails made at once (each a fetch of up to 4 s, a decode and a resize); more wait in their own queue. */
+const THUMBNAILS_AT_ONCE = 4;
+
 /** Where objects bodies are received, holding at most `maxHeldBodyBytes` at once. */
 export function bodySpool(options: Pick<AppOptions, "maxHeldBodyBytes" | "maxBodyBytes">): BodySpool {
   return new BodySpool({ maxBytes: options.maxHeldBodyBytes ?? Math.max(GIB, 2 * (options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES)) });
@@ -200,8 +222,9 @@ export function createApp(engine: Engine, options: AppOptions): Hono<Env> {
   const app = new Hono<Env>();
   // Searches and object lists share one cap (each may hold much memory: 10,000 objects a list);
   // adds take another (pass 1 of an add parses its body before the project lock serialises them),
-  // once their body is received whole: a slow client holds no place.
-  const gates = { search: options.searchGate ?? searchGate(options), write: new Gate(2, 64, "adds") };
+  // once their body is received whole: a slow client holds no place. Thumbnails take a third: each
+  // may wait seconds for an image URL, and a page asks for dozens, which must not hold searches back.
+  const gates = { search: options.searchGate ?? searchGate(options), write: new Gate(2, 64, "adds"), thumbnail: new Gate(THUMBNAILS_AT_ONCE, 256, "thumbnails") };
   const spool = options.bodySpool ?? bodySpool(options);
   const byPath = new Map<string, Route[]>();
   for (const route of ROUTES) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
@@ -217,7 +240,7 @@ export function createApp(engine: Engine, options: AppOptions): Hono<Env> {
       if (caller === null) throw NOT_FOUND();
       c.set("keyId", caller.keyId);
     }
-    if (secured) checkBrowser(c.req.header("origin"), c.req.header("host"), options);
+    if (secured) checkBrowser({ origin: c.req.header("origin"), host: c.req.header("host"), site: c.req.header("sec-fetch-site"), mode: c.req.header("sec-fetch-mode"), dest: c.req.header("sec-fetch-dest") }, options);
     const method = c.req.method === "HEAD" ? "GET" : c.req.method;
     const route = routes.find((candidate) => candidate.method === method);
     if (!route) {
@@ -237,7 +260,7 @@ export function createApp(engine: Engine, options: AppOptions): Hono<Env> {
       received?.release();
     }
     const response = route.media
-      ? new Response(result.body as Uint8Array<ArrayBuffer>, { status: route.status, headers: { "content-type": route.media, "x-content-type-options": "nosniff", ...result.headers } })
+      ? new Response(result.body as Uint8Array<ArrayBuffer>, { status: route.status, headers: { "content-type": route.media, "x-content-type-options": "nosniff", "cross-origin-resource-policy": "same-origin", ...result.headers } })
       : jsonResponse(result.body, route.status, result.headers);
     return c.req.method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
   };

@@ -63,8 +63,8 @@ export interface Route {
   auth: boolean;
   /** Whether it changes the project (read-only keys may not). */
   write: boolean;
-  /** The cap on concurrent work it shares: searches and lists, or adds (see app.ts). */
-  gate?: "search" | "write";
+  /** The cap on concurrent work it shares: searches and lists, adds, or thumbnails (see app.ts). */
+  gate?: "search" | "write" | "thumbnail";
   query: QuerySchema;
   /** The request body, for the document. */
   body?: "index" | "object" | "objects" | "deletion";
@@ -191,7 +191,7 @@ export const ROUTES: Route[] = [
       return { body: { objects: await engine.listObjects(wholeNumber(q.offset) ?? 0, wholeNumber(q.limit) ?? 100) } };
     },
   },
-  { method: "GET", path: "/v1/objects/:id/thumbnail", operationId: "objectThumbnail", summary: "A PNG thumbnail of one of an object's images (extension, for the search page)", auth: true, write: false, gate: "search", query: ThumbnailQuerySchema, status: 200, response: "Thumbnail", media: "image/png", errors: READ_ERRORS, handle: thumbnail },
+  { method: "GET", path: "/v1/objects/:id/thumbnail", operationId: "objectThumbnail", summary: "A PNG thumbnail of one of an object's images (extension, for the search page)", auth: true, write: false, gate: "thumbnail", query: ThumbnailQuerySchema, status: 200, response: "Thumbnail", media: "image/png", errors: READ_ERRORS, handle: thumbnail },
   { method: "GET", path: "/v1/objects/:id", operationId: "getObject", summary: "Get an object", auth: true, write: false, query: NoQuerySchema, status: 200, response: "ObjectInfo", errors: [], handle: async ({ engine, params }) => ({ body: await engine.getObject(params.id as string) }) },
   {
     method: "PUT", path: "/v1/objects/:id", operationId: "putObject", summary: "Add or replace one object", auth: true, write: true, gate: "write", query: NoQuerySchema, body: "object", status: 200, response: "Added", errors: WRITE_ERRORS,

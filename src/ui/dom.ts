@@ -23,11 +23,19 @@ export function byId<T extends HTMLElement>(id: string): T {
   return element as T;
 }
 
+/** Characters that change the direction of the text around them (bidi controls), invisible where they are. */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Text with its bidi controls written as JSON escapes (`\u202e`), so the tree shows what is there. */
+export function escapeBidi(text: string): string {
+  return text.replace(BIDI_CONTROLS, (control) => `\\u${control.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 /** An object as a tree a person can fold: objects and arrays as <details>, open to `openDepth`. */
 export function jsonTree(value: unknown, openDepth = 2, depth = 0): Node {
   if (value === null || typeof value !== "object") {
     const kind = value === null ? "null" : typeof value;
-    return h("span", { class: `json-${kind}` }, typeof value === "string" ? JSON.stringify(value) : String(value));
+    return h("span", { class: `json-${kind}` }, typeof value === "string" ? escapeBidi(JSON.stringify(value)) : String(value));
   }
   const entries: [string, unknown][] = Array.isArray(value) ? value.map((item, i) => [String(i), item]) : Object.entries(value as Record<string, unknown>);
   const label = Array.isArray(value) ? `[${entries.length}]` : `{${entries.length}}`;
@@ -36,6 +44,6 @@ export function jsonTree(value: unknown, openDepth = 2, depth = 0): Node {
     "details",
     { class: "json", open: depth < openDepth },
     h("summary", {}, label),
-    h("ul", {}, entries.map(([key, item]) => h("li", {}, h("span", { class: "json-key" }, key), ": ", jsonTree(item, openDepth, depth + 1)))),
+    h("ul", {}, entries.map(([key, item]) => h("li", {}, h("span", { class: "json-key" }, escapeBidi(key)), ": ", jsonTree(item, openDepth, depth + 1)))),
   );
 }

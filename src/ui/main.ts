@@ -94,6 +94,8 @@ let nextPage: { offset: number; limit: number } | null = null;
 let thumbnailUrls: string[] = [];
 const searches = new Latest();
 const thumbnails = new Latest();
+/** The result opened in the dialog: opening another (or closing it) drops the answer for the one before. */
+const details = new Latest();
 let debounce: ReturnType<typeof setTimeout> | undefined;
 let buildPoll: ReturnType<typeof setTimeout> | undefined;
 
@@ -115,6 +117,8 @@ function clearError(): void {
 // ---- the key ----
 
 function askForKey(message = ""): void {
+  // (a building index's counts are read again only with a key that works)
+  clearTimeout(buildPoll);
   el.keyForm.hidden = false;
   el.searchForm.hidden = true;
   el.forgetKey.hidden = true;
@@ -123,12 +127,6 @@ function askForKey(message = ""): void {
   el.key.focus();
 }
 
-/** A key the server refused (wrong, or revoked meanwhile): forgotten, and asked for again. */
-function refuseKey(message: string): void {
-  key = null;
-  sessionStorage.removeItem(KEY_STORAGE);
-  askForKey(message);
-}
 
 el.keyForm.addEventListener("submit", (event) => {
   event.preventDefault();
@@ -141,6 +139,13 @@ el.keyForm.addEventListener("submit", (event) => {
   sessionStorage.setItem(KEY_STORAGE, given);
   void start();
 });
+
+/** The server no longer takes the key (revoked, or the project's keys changed): it is forgotten, and another asked for. */
+function keyRefused(error: ApiError): void {
+  key = null;
+  sessionStorage.removeItem(KEY_STORAGE);
+  askForKey(error.message);
+}
 
 el.forgetKey.addEventListener("click", () => {
   key = null;
@@ -182,9 +187,27 @@ async function refreshIndex(id: string): Promise<void> {
     const option = [...el.index.options].find((candidate) => candidate.value === id);
     if (option) option.textContent = indexLabel(fresh);
     if (currentIndex()?.id === id) renderIndexInfo();
-  } catch {
-    if (currentIndex()?.id === id) buildPoll = setTimeout(() => void refreshIndex(id), BUILD_POLL_MS * 2);
+  } catch (caught) {
+    const index = currentIndex();
+    if (index?.id !== id) return;
+    if (caught instanceof ApiError && caught.code === "KEY_REFUSED") return keyRefused(caught);
+    if (caught instanceof ApiError && caught.code === "INDEX_NOT_FOUND") return void indexGone(index);
+    // (the server restarting, or busy: read again later)
+    clearTimeout(buildPoll);
+    buildPoll = setTimeout(() => void refreshIndex(id), BUILD_POLL_MS * 2);
   }
+}
+
+/** The index shown was deleted meanwhile: its results go, the list is read again, and the page says so. */
+async function indexGone(index: IndexInfo): Promise<void> {
+  searches.cancel();
+  clearResults();
+  try {
+    await loadIndexes();
+  } catch (caught) {
+    if (caught instanceof ApiError && caught.code === "KEY_REFUSED") return keyRefused(caught);
+  }
+  showError(new ApiError(404, "INDEX_NOT_FOUND", `The index "${index.name ?? index.id}" was deleted.`));
 }
 
 /** Lists the indexes and picks the URL's; false when it is not there (a message says so). */
@@ -294,7 +317,8 @@ async function search(how: "push" | "replace"): Promise<void> {
     }, 0));
   } catch (caught) {
     if (!request.current()) return;
-    if (caught instanceof ApiError && caught.code === "KEY_REFUSED") return refuseKey(caught.message);
+    if (caught instanceof ApiError && caught.code === "KEY_REFUSED") return keyRefused(caught);
+    if (caught instanceof ApiError && caught.code === "INDEX_NOT_FOUND") return void indexGone(index);
     clearResults();
     if (caught instanceof ApiError && showFilterError(caught)) {
       clearError();
@@ -444,8 +468,10 @@ async function openResult(rank: number): Promise<void> {
   el.detailBody.replaceChildren(h("p", {}, "Loading…"));
   if (!el.detail.open) el.detail.showModal();
   const texts = (result.highlights ?? []).filter((highlight): highlight is TextHighlight => "highlight_type" in highlight);
+  const request = details.begin();
   try {
-    const info = await api.json<ObjectInfo>(`/v1/objects/${encodeURIComponent(result.id)}`);
+    const info = await api.json<ObjectInfo>(`/v1/objects/${encodeURIComponent(result.id)}`, undefined, request.signal);
+    if (!request.current()) return;
     el.detailBody.replaceChildren(
       ...[
       h("p", { class: "meta" }, h("code", {}, info.id), ` · ${info.status.state} · added ${info.created_at} · updated ${info.updated_at}`),
@@ -461,6 +487,7 @@ async function openResult(rank: number): Promise<void> {
       ].filter((node): node is HTMLElement => node !== null),
     );
   } catch (caught) {
+    if (!request.current()) return;
     el.detailBody.replaceChildren(h("p", { role: "alert" }, caught instanceof Error ? caught.message : String(caught)));
   }
 }
@@ -471,6 +498,7 @@ el.results.addEventListener("click", (event) => {
 });
 el.detailClose.addEventListener("click", () => el.detail.close());
 el.detail.addEventListener("close", () => {
+  details.cancel();
   const rank = el.detail.dataset.rank;
   if (rank !== undefined) document.getElementById(`result-${rank}`)?.focus();
 });
@@ -584,7 +612,7 @@ async function start(): Promise<void> {
   try {
     found = await loadIndexes();
   } catch (caught) {
-    if (caught instanceof ApiError && caught.code === "KEY_REFUSED") return refuseKey(caught.message);
+    if (caught instanceof ApiError && caught.code === "KEY_REFUSED") return keyRefused(caught);
     el.searchForm.hidden = true;
     return showError(caught);
   }

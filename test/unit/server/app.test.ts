@@ -90,7 +90,9 @@ describe("the search page's own origin", () => {
     const call = (origin: string, host: string) => app.request("/v1/indexes", { headers: { origin, host, authorization: "Bearer good" } });
     expect((await call("http://127.0.0.1:8080", "127.0.0.1:8080")).status).toBe(200);
     expect((await call("http://search.internal:8080", "search.internal:8080")).status).toBe(200);
-    for (const [origin, host] of [["http://evil.example", "127.0.0.1:8080"], ["http://127.0.0.1:8080", "evil.example"], ["https://127.0.0.1:8080", "127.0.0.1:8080"], ["http://127.0.0.1:9090", "127.0.0.1:8080"], ["null", "127.0.0.1:8080"]]) {
+    // (served through a TLS proxy that keeps the Host)
+    expect((await call("https://search.example", "search.example")).status).toBe(200);
+    for (const [origin, host] of [["http://evil.example", "127.0.0.1:8080"], ["http://127.0.0.1:8080", "evil.example"], ["https://127.0.0.1:9090", "127.0.0.1:8080"], ["http://127.0.0.1:8080.evil.example", "127.0.0.1:8080"], ["http://127.0.0.1:9090", "127.0.0.1:8080"], ["null", "127.0.0.1:8080"]]) {
       const answer = await call(origin as string, host as string);
       expect(answer.status, `${origin} to ${host}`).toBe(403);
     }
