@@ -1,7 +1,9 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliJson, tempProject } from "../helpers/cli.js";
+import { serve, type Served } from "../helpers/serve.js";
 
 const project = tempProject();
+let server: Served | undefined;
 const COUNT = 300;
 const subjects = ["river", "market", "engine", "garden", "violin", "glacier", "harbour", "orchard", "tunnel", "comet"];
 const verbs = ["flooded", "reopened", "stalled", "bloomed", "echoed", "melted", "filled", "ripened", "collapsed", "appeared"];
@@ -59,6 +61,13 @@ beforeAll(async () => {
   neural = (await cliJson(project, ["index", "create", "--neural-only"])).id;
   highlighted = (await cliJson(project, ["index", "create", "--highlights"])).id;
   for (const id of [hybrid, neural, highlighted]) await cliJson(project, ["index", "status", id, "--wait"]);
+  // The walks below run a CLI search per page: a server of the project answers them warm (the same
+  // bytes as in the CLI's own process, test/e2e/local-search.test.ts), each not loading the model again.
+  server = await serve(project, ["--no-auth"]);
+});
+
+afterAll(async () => {
+  await server?.stop();
 });
 
 describe("paging through every page", () => {
