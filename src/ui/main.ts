@@ -361,7 +361,7 @@ function highlightNode(highlight: TextHighlight, object: Record<string, unknown>
   );
 }
 
-function thumbnailNode(result: SearchResult, image: ImageHighlight, rank: number): HTMLElement {
+function thumbnailNode(image: ImageHighlight, rank: number): HTMLElement {
   const figure = h("figure", { class: "thumbnail", "data-image": image.media_identifier }, h("span", { class: "placeholder", "aria-hidden": "true" }), h("figcaption", {}, `${rank}. ${shortValue(image.media_identifier, 80).text}`));
   return figure;
 }
@@ -407,7 +407,7 @@ function resultNode(result: SearchResult, rank: number): HTMLLIElement {
       h("h2", { class: "result-title" }, h("button", { type: "button", class: "open", id: `result-${rank}`, "data-rank": String(rank) }, title(result))),
       h("p", { class: "meta" }, h("code", {}, result.id)),
       scoreLine(result),
-      images.length ? h("div", { class: "thumbnails" }, images.slice(0, THUMBNAILS_SHOWN).map((image, i) => thumbnailNode(result, image, i + 1))) : null,
+      images.length ? h("div", { class: "thumbnails" }, images.slice(0, THUMBNAILS_SHOWN).map((image, i) => thumbnailNode(image, i + 1))) : null,
       texts.slice(0, TEXT_HIGHLIGHTS_SHOWN).map((highlight) => highlightNode(highlight, result.object)),
       texts.length > TEXT_HIGHLIGHTS_SHOWN ? h("p", { class: "more" }, `${texts.length - TEXT_HIGHLIGHTS_SHOWN} more highlights: open the result`) : null,
       fields.length

@@ -12,7 +12,7 @@ import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
-import { HAVE_BROWSER, launchBrowser } from "../helpers/browser.js";
+import { HAVE_BROWSER, launchBrowser, watchProblems } from "../helpers/browser.js";
 import { call, serve, type Served } from "../helpers/serve.js";
 import { tempDir } from "../helpers/temp.js";
 
@@ -25,19 +25,6 @@ type HTMLImageElement = any;
 const ARTICLES = path.join(ROOT, "fixtures", "sample", "articles.jsonl");
 const CLIP = path.join(ROOT, "fixtures", "models", "tiny-clip");
 const IMAGES = path.join(ROOT, "fixtures", "images");
-
-/** Console errors, page errors and CSP violations of a page. */
-function watchProblems(page: Page): string[] {
-  const problems: string[] = [];
-  page.on("console", (message) => {
-    if (message.type() === "error") problems.push(`console: ${message.text()}`);
-  });
-  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-  void page.addInitScript(() => {
-    document.addEventListener("securitypolicyviolation", (event: any) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));
-  });
-  return problems;
-}
 
 /** A server on another port of this machine: it counts requests to /admin and serves `page` at /page. */
 async function elsewhere(): Promise<{ port: number; admin: () => number; page: (html: string) => void; close: () => Promise<void> }> {

@@ -10,7 +10,7 @@ import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, cliJson, ROOT, runCli, tempProject, userEnv } from "../helpers/cli.js";
-import { HAVE_BROWSER, launchBrowser, screenshot } from "../helpers/browser.js";
+import { HAVE_BROWSER, launchBrowser, screenshot, watchProblems } from "../helpers/browser.js";
 import { call, serve, type Served } from "../helpers/serve.js";
 import { tempDir } from "../helpers/temp.js";
 
@@ -56,19 +56,6 @@ async function searchedCount(page: Page): Promise<number> {
 
 async function resultIds(page: Page): Promise<string[]> {
   return page.locator("#results > li").evaluateAll((items) => items.map((item) => (item as HTMLElement).dataset.id ?? ""));
-}
-
-/** Console errors and CSP violations, collected for the whole life of a page. */
-function watchProblems(page: Page): string[] {
-  const problems: string[] = [];
-  page.on("console", (message) => {
-    if (message.type() === "error") problems.push(`console: ${message.text()}`);
-  });
-  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-  void page.addInitScript(() => {
-    document.addEventListener("securitypolicyviolation", (event: any) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));
-  });
-  return problems;
 }
 
 /** axe-core's serious and critical findings on the page as it is now. */

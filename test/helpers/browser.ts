@@ -24,6 +24,22 @@ export function launchBrowser(): Promise<Browser> {
   });
 }
 
+// (the function given to addInitScript runs in the browser, whose globals the Node program has no types for)
+declare const document: { addEventListener(type: string, listener: (event: { violatedDirective: string; blockedURI: string }) => void): void };
+
+/** Console errors, page errors and Content-Security-Policy violations, collected for the whole life of a page. */
+export function watchProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  void page.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (event) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));
+  });
+  return problems;
+}
+
 /** A full-page screenshot under test-artifacts/<folder>/<name>.png. */
 export async function screenshot(page: Page, folder: string, name: string): Promise<string> {
   const dir = path.join(ARTIFACTS, folder);
