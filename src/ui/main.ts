@@ -155,9 +155,14 @@ el.forgetKey.addEventListener("click", () => {
 
 // ---- indexes ----
 
+/** An index in the picker: its name and id, type, model (a folder by its last name), state and object count. */
 function indexLabel(index: IndexInfo): string {
   const kind = `${index.configuration.index_type.name}${index.configuration.index_type.neural_only ? ", neural only" : ""}`;
-  return `${index.name ? `${index.name} (${index.id})` : index.id} · ${kind}${index.state === "BUILDING" ? " · building" : ""}`;
+  const model = index.model.split(/[\\/]/).filter(Boolean).at(-1) ?? index.model;
+  const { UPLOADED, PROCESSING, READY, ERROR } = index.status;
+  const total = UPLOADED + PROCESSING + READY + ERROR;
+  const state = index.state === "BUILDING" ? `building ${READY.toLocaleString("en-US")}/${total.toLocaleString("en-US")}` : `${total.toLocaleString("en-US")} objects`;
+  return `${index.name ? `${index.name} (${index.id})` : index.id} · ${kind} · ${model} · ${state}`;
 }
 
 function renderIndexInfo(): void {

@@ -164,7 +164,7 @@ describe.skipIf(!HAVE_BROWSER)("the search page, with keys", () => {
     const before = await searchedCount(page);
     await page.locator("#key").press("Enter");
     await page.locator("#q").waitFor();
-    expect(await page.locator("#index option").allTextContents()).toEqual([expect.stringMatching(/^articles \(idx_[a-z0-9]+\) · text$/)]);
+    expect(await page.locator("#index option").allTextContents()).toEqual([expect.stringMatching(/^articles \(idx_[a-z0-9]+\) · text · use-lite-512 · 41 objects$/)]);
     expect(await page.locator("#index-info").textContent()).toMatch(/ready · 41 searchable of 41 objects/);
     await page.locator("#q").fill("how do plants make energy");
     await painted(page, before);
@@ -444,11 +444,11 @@ describe.skipIf(!HAVE_BROWSER)("the search page, with keys", () => {
       await page.locator("#key").press("Enter");
       await page.locator("#index-info progress").waitFor();
       expect(await page.locator("#index-info").textContent()).toMatch(/building · 0 searchable of 41 objects · 41 to index/);
-      expect(await page.locator("#index option:checked").textContent()).toMatch(/^later \(idx_\w+\) · text · building$/);
+      expect(await page.locator("#index option:checked").textContent()).toMatch(/^later \(idx_\w+\) · text · use-lite-512 · building 0\/41$/);
       worker = spawn(process.execPath, [BIN, "--project", project, "worker", "run", "--poll-ms", "100"], { env: userEnv(), stdio: "ignore" });
       await page.waitForFunction(() => /ready · 41 searchable of 41 objects/.test(document.getElementById("index-info")?.textContent ?? ""), undefined, { timeout: 120_000 });
       expect(await page.locator("#index-info progress").count()).toBe(0);
-      expect(await page.locator("#index option:checked").textContent()).toMatch(/^later \(idx_\w+\) · text$/);
+      expect(await page.locator("#index option:checked").textContent()).toMatch(/^later \(idx_\w+\) · text · use-lite-512 · 41 objects$/);
     } finally {
       worker?.kill("SIGTERM");
       await replica.stop();
