@@ -1,9 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliJson, runCli, SAMPLE, tempProject } from "../helpers/cli.js";
+import { serve, type Served } from "../helpers/serve.js";
 
 const project = tempProject();
+let server: Served | undefined;
 let indexId = "";
 const sampleCount = readFileSync(SAMPLE, "utf8").trim().split("\n").length;
 
@@ -14,6 +16,13 @@ beforeAll(async () => {
   expect(Object.keys(created)).toEqual(["id"]);
   expect(created.id).toMatch(/^idx_[A-Za-z0-9_-]+$/);
   indexId = created.id;
+  // A server of the project answers the CLI's searches and reads warm (the same bytes as in the
+  // CLI's own process, test/e2e/local-search.test.ts): each no longer loads the model.
+  server = await serve(project, ["--no-auth"]);
+});
+
+afterAll(async () => {
+  await server?.stop();
 });
 
 describe("search", () => {

@@ -1,7 +1,9 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliJson, runCli, tempProject } from "../helpers/cli.js";
+import { serve, type Served } from "../helpers/serve.js";
 
 const project = tempProject();
+let server: Served | undefined;
 let indexId = "";
 
 const objects = [
@@ -58,6 +60,13 @@ function expectExactSlices(response: Response) {
 beforeAll(async () => {
   await cliJson(project, ["objects", "add", "-"], { input: objects.map((o) => JSON.stringify(o)).join("\n") });
   indexId = (await cliJson(project, ["index", "create", "--highlights", "--segment-delimiter", "notes=\\n\\n", "--wait"])).id;
+  // A server of the project answers the CLI's searches and reads warm (the same bytes as in the
+  // CLI's own process, test/e2e/local-search.test.ts): each no longer loads the model.
+  server = await serve(project, ["--no-auth"]);
+});
+
+afterAll(async () => {
+  await server?.stop();
 });
 
 describe("text highlights", () => {

@@ -1,11 +1,13 @@
 /** The interactive page-through in a real terminal, and the pipe-friendly outputs. */
 import { spawnSync } from "node:child_process";
 import path from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BIN, cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
+import { serve, type Served } from "../helpers/serve.js";
 import { KEY, Terminal } from "../helpers/pty.js";
 
 const project = tempProject();
+let server: Served | undefined;
 let index = "";
 let terminal: Terminal | null = null;
 /** The menu waiting for a choice (◆; an answered prompt shows ◇). */
@@ -14,6 +16,12 @@ const ACTIVE_MENU = /◆\s+What next\?/;
 beforeAll(async () => {
   await cliJson(project, ["objects", "add", path.join(ROOT, "fixtures", "sample", "products.jsonl")]);
   index = (await cliJson(project, ["index", "create", "--highlights", "--wait"])).id;
+  // A server of the project answers the sessions' searches warm (the same bytes as in the CLI's own
+  // process, test/e2e/local-search.test.ts): each session no longer loads the model.
+  server = await serve(project, ["--no-auth"]);
+});
+afterAll(async () => {
+  await server?.stop();
 });
 afterEach(() => terminal?.kill());
 
