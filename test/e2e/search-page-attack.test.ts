@@ -12,7 +12,7 @@ import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
-import { HAVE_BROWSER, launchBrowser, watchProblems } from "../helpers/browser.js";
+import { articlesProject, HAVE_BROWSER, launchBrowser, watchProblems } from "../helpers/browser.js";
 import { call, serve, type Served } from "../helpers/serve.js";
 import { tempDir } from "../helpers/temp.js";
 
@@ -22,7 +22,6 @@ declare const document: any;
 type HTMLElement = any;
 type HTMLImageElement = any;
 
-const ARTICLES = path.join(ROOT, "fixtures", "sample", "articles.jsonl");
 const CLIP = path.join(ROOT, "fixtures", "models", "tiny-clip");
 const IMAGES = path.join(ROOT, "fixtures", "images");
 
@@ -147,18 +146,11 @@ describe.skipIf(!HAVE_BROWSER)("the search page, attacked (keys)", () => {
   }
 
   beforeAll(async () => {
-    project = tempProject();
-    const data = tempDir();
     const bidi = [
       { id: "bidi-a\u202Egnp.exe", title: "energy bidi one", body: "energy and light" },
       { id: "bidi-b", title: "energy bidi two", body: "energy and light", "k\u202Eyek": "value" },
     ];
-    writeFileSync(path.join(data, "bidi.jsonl"), bidi.map((object) => JSON.stringify(object)).join("\n") + "\n");
-    await cliJson(project, ["objects", "add", ARTICLES, path.join(data, "bidi.jsonl")]);
-    const created = await runCli(["--project", project, "--json", "index", "create", "--name", "articles", "--searchable", "title,body", "--highlights", "--wait"]);
-    expect(created.exitCode, created.stderr).toBe(0);
-    reader = (await cliJson(project, ["keys", "create", "--name", "reader", "--read-only"])).key;
-    writer = (await cliJson(project, ["keys", "create", "--name", "writer"])).key;
+    ({ project, reader, writer } = await articlesProject(bidi));
     server = await serve(project, ["--no-worker"]);
     browser = await launchBrowser();
   });

@@ -10,7 +10,7 @@ import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, cliJson, ROOT, runCli, tempProject, userEnv } from "../helpers/cli.js";
-import { HAVE_BROWSER, launchBrowser, screenshot, watchProblems } from "../helpers/browser.js";
+import { articlesProject, HAVE_BROWSER, launchBrowser, screenshot, watchProblems } from "../helpers/browser.js";
 import { call, serve, type Served } from "../helpers/serve.js";
 import { tempDir } from "../helpers/temp.js";
 
@@ -25,7 +25,6 @@ type HTMLDialogElement = any;
 type CanvasRenderingContext2D = any;
 type Document = any;
 
-const ARTICLES = path.join(ROOT, "fixtures", "sample", "articles.jsonl");
 const CLIP = path.join(ROOT, "fixtures", "models", "tiny-clip");
 const IMAGES = path.join(ROOT, "fixtures", "images");
 const AXE = readFileSync(path.join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8");
@@ -101,14 +100,7 @@ describe.skipIf(!HAVE_BROWSER)("the search page, with keys", () => {
   }
 
   beforeAll(async () => {
-    project = tempProject();
-    const data = tempDir();
-    writeFileSync(path.join(data, "unicode.jsonl"), `${JSON.stringify(UNICODE)}\n`);
-    await cliJson(project, ["objects", "add", ARTICLES, path.join(data, "unicode.jsonl")]);
-    const created = await runCli(["--project", project, "--json", "index", "create", "--name", "articles", "--searchable", "title,body", "--filterable", "topic,year", "--highlights", "--wait"]);
-    expect(created.exitCode, created.stderr).toBe(0);
-    reader = (await cliJson(project, ["keys", "create", "--name", "reader", "--read-only"])).key;
-    writer = (await cliJson(project, ["keys", "create", "--name", "writer"])).key;
+    ({ project, reader, writer } = await articlesProject([UNICODE], ["topic", "year"]));
     server = await serve(project);
     browser = await launchBrowser();
   });

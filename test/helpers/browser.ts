@@ -3,10 +3,11 @@
  * at /usr/bin/chromium; SEMSEARCH_CHROMIUM names another). Without it, the browser tests skip and
  * say so once.
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { ROOT } from "./cli.js";
+import { cliJson, ROOT, runCli, tempProject } from "./cli.js";
+import { tempDir } from "./temp.js";
 
 export const CHROMIUM = process.env.SEMSEARCH_CHROMIUM ?? "/usr/bin/chromium";
 export const HAVE_BROWSER = existsSync(CHROMIUM);
@@ -47,4 +48,21 @@ export async function screenshot(page: Page, folder: string, name: string): Prom
   const file = path.join(dir, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/**
+ * A project for the search page's tests: the sample articles and `extra` objects, a text index
+ * named "articles" over title and body with highlights (and `filterable` fields), and two keys.
+ */
+export async function articlesProject(extra: object[], filterable: string[] = []): Promise<{ project: string; reader: string; writer: string }> {
+  const project = tempProject();
+  const file = path.join(tempDir(), "extra.jsonl");
+  writeFileSync(file, extra.map((object) => JSON.stringify(object)).join("\n") + "\n");
+  await cliJson(project, ["objects", "add", path.join(ROOT, "fixtures", "sample", "articles.jsonl"), file]);
+  const filters = filterable.length ? ["--filterable", filterable.join(",")] : [];
+  const created = await runCli(["--project", project, "--json", "index", "create", "--name", "articles", "--searchable", "title,body", ...filters, "--highlights", "--wait"]);
+  if (created.exitCode !== 0) throw new Error(`index create exited ${created.exitCode}: ${created.stderr}`);
+  const reader = (await cliJson(project, ["keys", "create", "--name", "reader", "--read-only"])).key as string;
+  const writer = (await cliJson(project, ["keys", "create", "--name", "writer"])).key as string;
+  return { project, reader, writer };
 }
