@@ -17,7 +17,6 @@ import { call, serve, type Served } from "../helpers/serve.js";
 import { tempDir } from "../helpers/temp.js";
 
 // The functions passed to page.evaluate run in the browser: its globals, untyped here.
-/* eslint-disable @typescript-eslint/no-explicit-any */
 declare const document: any;
 type HTMLElement = any;
 type HTMLImageElement = any;

@@ -73,7 +73,7 @@ describe("thumbnails and searches", () => {
     };
     // (no queue for searches: one that cannot start at once is refused, and says so)
     const app = createApp(stub, { checkKey: null, maxSearches: 8, maxQueuedSearches: 0 });
-    const thumbnails = Array.from({ length: 8 }, (_, i) => app.request(`/v1/objects/o${i}/thumbnail?image=a.png`, { headers: LOCAL }));
+    const thumbnails = Array.from({ length: 8 }, async (_, i) => app.request(`/v1/objects/o${i}/thumbnail?image=a.png`, { headers: LOCAL }));
     await waitFor("thumbnails to start", () => started >= 4);
     const list = await app.request("/v1/objects", { headers: LOCAL });
     expect(list.status, await list.clone().text()).toBe(200);
