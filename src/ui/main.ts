@@ -499,7 +499,10 @@ async function openResult(rank: number): Promise<void> {
 
 el.results.addEventListener("click", (event) => {
   const button = (event.target as HTMLElement).closest<HTMLButtonElement>("button.open");
-  if (button) void openResult(Number(button.dataset.rank));
+  if (button?.dataset.rank === undefined) return;
+  // (remembered to give the focus back to this result when the dialog closes)
+  el.detail.dataset.rank = button.dataset.rank;
+  void openResult(Number(button.dataset.rank));
 });
 el.detailClose.addEventListener("click", () => el.detail.close());
 el.detail.addEventListener("close", () => {
@@ -551,11 +554,6 @@ document.addEventListener("keydown", (event) => {
   action();
 });
 
-// Remember which result a dialog was opened from, to give it focus back.
-el.results.addEventListener("click", (event) => {
-  const button = (event.target as HTMLElement).closest<HTMLButtonElement>("button.open");
-  if (button?.dataset.rank !== undefined) el.detail.dataset.rank = button.dataset.rank;
-});
 
 // ---- the controls ----
 

@@ -12,7 +12,7 @@ import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliJson, ROOT, runCli, tempProject } from "../helpers/cli.js";
-import { articlesProject, HAVE_BROWSER, launchBrowser, watchProblems } from "../helpers/browser.js";
+import { articlesProject, HAVE_BROWSER, launchBrowser, openTab } from "../helpers/browser.js";
 import { call, serve, type Served } from "../helpers/serve.js";
 import { tempDir } from "../helpers/temp.js";
 
@@ -103,17 +103,11 @@ describe.skipIf(!HAVE_BROWSER)("thumbnails, attacked (an image index, a server w
       }
     }
     // The search page itself still shows it.
-    const context = await browser.newContext();
-    try {
-      const page = await context.newPage();
-      const problems = watchProblems(page);
-      await page.goto(`${server.url}/?q=${encodeURIComponent("a red picture")}&mode=vector`);
-      await page.locator('#results > li[data-id="red"] figure.thumbnail img').waitFor();
-      expect(await page.locator('#results > li[data-id="red"] figure.thumbnail img').evaluate((img: HTMLImageElement) => img.decode().then(() => img.naturalWidth))).toBeGreaterThan(0);
-      expect(problems).toEqual([]);
-    } finally {
-      await context.close();
-    }
+    const { page, problems } = await openTab(browser, `${server.url}/?q=${encodeURIComponent("a red picture")}&mode=vector`);
+    await page.locator('#results > li[data-id="red"] figure.thumbnail img').waitFor();
+    expect(await page.locator('#results > li[data-id="red"] figure.thumbnail img').evaluate((img: HTMLImageElement) => img.decode().then(() => img.naturalWidth))).toBeGreaterThan(0);
+    expect(problems).toEqual([]);
+    await page.context().close();
   });
 });
 
@@ -123,18 +117,10 @@ describe.skipIf(!HAVE_BROWSER)("the search page, attacked (keys)", () => {
   let project = "";
   let reader = "";
   let writer = "";
-  const contexts: BrowserContext[] = [];
 
   /** A new tab at `pagePath`, the key given through the key box. */
-  async function open(pagePath: string, key = reader): Promise<{ page: Page; problems: string[] }> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    contexts.push(context);
-    const page = await context.newPage();
-    const problems = watchProblems(page);
-    await page.goto(`${server.url}${pagePath}`);
-    await page.locator("#key").fill(key);
-    await page.locator("#key").press("Enter");
-    return { page, problems };
+  function open(pagePath: string, key = reader): Promise<{ page: Page; problems: string[] }> {
+    return openTab(browser, `${server.url}${pagePath}`, { key });
   }
 
   /** An index that stays building: the server was started with --no-worker. */
@@ -155,7 +141,6 @@ describe.skipIf(!HAVE_BROWSER)("the search page, attacked (keys)", () => {
   });
 
   afterAll(async () => {
-    for (const context of contexts) await context.close().catch(() => {});
     await browser?.close();
     await server?.stop();
   });

@@ -7,10 +7,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, cliJson, ROOT, runCli, tempProject, userEnv } from "../helpers/cli.js";
-import { articlesProject, HAVE_BROWSER, launchBrowser, screenshot, watchProblems } from "../helpers/browser.js";
+import { articlesProject, HAVE_BROWSER, launchBrowser, openTab, screenshot } from "../helpers/browser.js";
 import { call, serve, type Served } from "../helpers/serve.js";
 import { tempDir } from "../helpers/temp.js";
 
@@ -75,21 +75,12 @@ describe.skipIf(!HAVE_BROWSER)("the search page, with keys", () => {
   let writer = "";
   let project = "";
   let problems: string[] = [];
-  const contexts: BrowserContext[] = [];
 
-  /** A new tab (its own session storage) at `path`, the read-only key given through the key box. */
+  /** A new tab at `pagePath`, the read-only key given through the key box (unless another, or none). */
   async function open(pagePath = "/", options: { key?: string | null; width?: number; dark?: boolean } = {}): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: 900 }, colorScheme: options.dark ? "dark" : "light" });
-    contexts.push(context);
-    const page = await context.newPage();
-    problems = watchProblems(page);
-    await page.goto(`${server.url}${pagePath}`);
-    const key = options.key === undefined ? reader : options.key;
-    if (key !== null) {
-      await page.locator("#key").fill(key);
-      await page.locator("#key").press("Enter");
-    }
-    return page;
+    const tab = await openTab(browser, `${server.url}${pagePath}`, { ...options, key: options.key === undefined ? reader : options.key });
+    problems = tab.problems;
+    return tab.page;
   }
 
   async function api(query: Record<string, string>): Promise<{ results: Hit[]; pagination: { page: number; pages: number } }> {
@@ -106,7 +97,6 @@ describe.skipIf(!HAVE_BROWSER)("the search page, with keys", () => {
   });
 
   afterAll(async () => {
-    for (const context of contexts) await context.close().catch(() => {});
     await browser?.close();
     await server?.stop();
   });
@@ -354,11 +344,7 @@ describe.skipIf(!HAVE_BROWSER)("the search page, with keys", () => {
   });
 
   it("works from the keyboard alone", async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    contexts.push(context);
-    const page = await context.newPage();
-    problems = watchProblems(page);
-    await page.goto(`${server.url}/?index=articles&q=${encodeURIComponent("energy from food and light")}`);
+    const page = await open(`/?index=articles&q=${encodeURIComponent("energy from food and light")}`, { key: null });
     // the key box has the focus
     await page.keyboard.type(reader);
     await page.keyboard.press("Enter");
@@ -428,12 +414,7 @@ describe.skipIf(!HAVE_BROWSER)("the search page, with keys", () => {
       const created = await call(`${replica.url}/v1/indexes`, writer, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "later", configuration: { index_type: { name: "text" } } }) });
       expect(created.status, created.text).toBe(202);
       expect((await call(`${replica.url}/v1/worker`, reader)).json.running).toBe(false);
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-      contexts.push(context);
-      const page = await context.newPage();
-      await page.goto(`${replica.url}/?index=later`);
-      await page.locator("#key").fill(reader);
-      await page.locator("#key").press("Enter");
+      const { page } = await openTab(browser, `${replica.url}/?index=later`, { key: reader });
       await page.locator("#index-info progress").waitFor();
       expect(await page.locator("#index-info").textContent()).toMatch(/building · 0 searchable of 41 objects · 41 to index/);
       expect(await page.locator("#index option:checked").textContent()).toMatch(/^later \(idx_\w+\) · text · use-lite-512 · building 0\/41$/);
@@ -476,10 +457,7 @@ describe.skipIf(!HAVE_BROWSER)("the search page of an image index, without keys"
   });
 
   it("asks for no key and shows each result's matching images as thumbnails, best first", async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    const problems = watchProblems(page);
-    await page.goto(`${server.url}/?q=${encodeURIComponent("a red picture")}&mode=vector`);
+    const { page, problems } = await openTab(browser, `${server.url}/?q=${encodeURIComponent("a red picture")}&mode=vector`);
     await page.locator("#results > li").first().waitFor();
     expect(await page.locator("#key-form").isHidden()).toBe(true);
     expect(await page.locator("#hybrid").isVisible()).toBe(false); // (inside the closed Options)
@@ -508,7 +486,7 @@ describe.skipIf(!HAVE_BROWSER)("the search page of an image index, without keys"
     expect(await page.locator("figure.thumbnail img").evaluateAll((images) => images.every((img) => (img as HTMLImageElement).src.startsWith("blob:")))).toBe(true);
     await screenshot(page, "search-page", "images-1280");
     expect(problems).toEqual([]);
-    await context.close();
+    await page.context().close();
   });
 
   it("serves thumbnails only of the images an object names", async () => {

@@ -41,6 +41,22 @@ export function watchProblems(page: Page): string[] {
   return problems;
 }
 
+/**
+ * A new tab (its own context, so its own session storage) at `url`, its problems watched, and `key`
+ * typed into the key box when given. Closing the browser closes it.
+ */
+export async function openTab(browser: Browser, url: string, options: { key?: string | null; width?: number; dark?: boolean } = {}): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: 900 }, colorScheme: options.dark ? "dark" : "light" });
+  const page = await context.newPage();
+  const problems = watchProblems(page);
+  await page.goto(url);
+  if (options.key !== undefined && options.key !== null) {
+    await page.locator("#key").fill(options.key);
+    await page.locator("#key").press("Enter");
+  }
+  return { page, problems };
+}
+
 /** A full-page screenshot under test-artifacts/<folder>/<name>.png. */
 export async function screenshot(page: Page, folder: string, name: string): Promise<string> {
   const dir = path.join(ARTIFACTS, folder);
