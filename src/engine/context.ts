@@ -1,11 +1,11 @@
 /** What every engine operation works on: the project directory and its database, opened lazily. */
-import type { EmbeddingPool } from "./embedding/pool.js";
+import { createThreadPool, type EmbeddingPool } from "./embedding/pool.js";
 import type { ModelSpec } from "./embedding/model-spec.js";
 import { InternalError, type Warning } from "./errors.js";
 import { interruptedWorkPending, recoverInterrupted } from "./journals.js";
 import { indexTables, Project } from "./project.js";
 import { processMemory } from "./process-memory.js";
-import { LanceStore } from "./store/lance-store.js";
+import type { LanceStore } from "./store/lance-store.js";
 import { defaultBudget } from "./store/vector-cache.js";
 
 export interface ContextOptions {
@@ -89,7 +89,13 @@ export class EngineContext {
     const key = JSON.stringify(spec);
     let pool = this.queryPools.get(key);
     if (!pool) {
-      pool = import("./embedding/pool.js").then(({ createThreadPool }) => createThreadPool(spec, 1, { unrefIdle: true }));
+      // Started at once, not after an import: a one-shot search's thread then loads the model while
+      // this thread loads LanceDB, which blocks it for a tenth of a second (bench:cold).
+      try {
+        pool = Promise.resolve(createThreadPool(spec, 1, { unrefIdle: true }));
+      } catch (error) {
+        pool = Promise.reject(error as Error);
+      }
       this.queryPools.set(key, pool);
     }
     return pool;
@@ -106,6 +112,8 @@ export class EngineContext {
       // (the catalog's tables: one missing is damage, see StoreOptions.expectedTables)
       const expectedTables = async () => (await this.project.indexes()).flatMap(indexTables);
       // (a bucket project's server reads tables' versions as it reads the state: at most stateMaxAgeMs old)
+      // (loaded here, not with the engine: a search starts its model thread before these modules load)
+      const { LanceStore } = await import("./store/lance-store.js");
       const store = await LanceStore.open(this.project.dataDir, this.oneShot ? { expectedTables } : { vectorCacheBytes: vectorCacheBytes(), expectedTables, versionMaxAgeMs: this.project.stateMaxAgeMs });
       // (a bucket project's writer may lose its lease: each commit checks it; docs/design/object-storage.md)
       if (this.project.remote) store.guardWrites(() => this.project.checkWriteLease());

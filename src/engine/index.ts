@@ -13,7 +13,8 @@ import type * as files from "./files/add-files.js";
 import type * as watch from "./files/watch.js";
 import type * as copy from "./project-copy.js";
 import { UsageError, type Warning } from "./errors.js";
-import { DEFAULT_PROJECT_DIR, Project, type WorkerState } from "./project.js";
+import { DEFAULT_PROJECT_DIR, namedIndex, Project, type WorkerState } from "./project.js";
+import { indexModel } from "./embedding/registry.js";
 import { isBucketAddress, projectAddress } from "./location.js";
 import type * as models from "./models.js";
 import * as keys from "./keys.js";
@@ -224,9 +225,10 @@ export class Engine {
    * that cannot be loaded.
    */
   prepareSearch(indexId: string): void {
+    // (only the catalog is read first, with modules already loaded: the thread starts before LanceDB is loaded)
     void (async () => {
-      const [{ findIndex }, { indexModel }] = await Promise.all([import("./indexes.js"), import("./embedding/registry.js")]);
-      this.ctx.prepareQuery(indexModel(await findIndex(this.ctx, indexId)));
+      const index = namedIndex(await this.ctx.project.indexes(), indexId);
+      if (index) this.ctx.prepareQuery(indexModel(index));
     })().catch(() => {});
   }
 

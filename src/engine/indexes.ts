@@ -11,7 +11,7 @@ import { newIndexId } from "./ids.js";
 import { DEFAULT_TOKENIZER, resolveTokenizer } from "./tokenizer.js";
 import { startWorker } from "./indexing/spawn.js";
 import { currentOwner } from "./owner.js";
-import { imageTableName, indexTables, indexTableName, partTables, segmentTableName } from "./project.js";
+import { imageTableName, indexTables, indexTableName, namedIndex, partTables, segmentTableName } from "./project.js";
 import { indexStatusCounts } from "./status.js";
 import type { IndexInfo, IndexRecord, IndexStatusCounts, JsonObject } from "./types.js";
 
@@ -106,7 +106,7 @@ export async function missingFieldsWarning(ctx: EngineContext, configuration: In
 /** The catalog entry of an index, by id or name; NotFoundError INDEX_NOT_FOUND otherwise. */
 export async function findIndex(ctx: EngineContext, id: string): Promise<IndexRecord> {
   const indexes = await ctx.project.indexes();
-  const index = indexes.find((candidate) => candidate.id === id || (candidate.name !== undefined && candidate.name === id));
+  const index = namedIndex(indexes, id);
   if (!index) {
     const known = indexes.map((candidate) => candidate.name ?? candidate.id);
     throw new NotFoundError("INDEX_NOT_FOUND", `Index "${id}" not found`, {

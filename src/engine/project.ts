@@ -101,6 +101,11 @@ export function namedProjectDir(dir: string): string {
   return !holdsProject(dir) && holdsProject(inner) ? inner : dir;
 }
 
+/** The index of `indexes` that `idOrName` names: its id, or its name. */
+export function namedIndex(indexes: readonly IndexRecord[], idOrName: string): IndexRecord | undefined {
+  return indexes.find((candidate) => candidate.id === idOrName || (candidate.name !== undefined && candidate.name === idOrName));
+}
+
 export class Project {
   /** Where the project's LanceDB database is: a directory, or an `s3://…/data` address. */
   readonly dataDir: string;
