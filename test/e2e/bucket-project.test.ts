@@ -5,12 +5,13 @@
  * before anything is written. Skipped without the server.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, runCli, userEnv, type RunOptions } from "../helpers/cli.js";
-import { freshBucket, s3Available, s3Env, type TestBucket } from "../helpers/s3.js";
+import { freshBucket, s3Available, s3Client, s3Env, type TestBucket } from "../helpers/s3.js";
 import { startS3Proxy } from "../helpers/s3-proxy.js";
 import { call, serve, waitUntil } from "../helpers/serve.js";
 
@@ -59,6 +60,21 @@ describe.skipIf(!s3Available())("a project in an S3 bucket", () => {
     const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
     return { child, log: () => stderr, exited };
   }
+
+  // (the run's own server only: one given by the environment has no such file)
+  const serverEnvFile = path.join(tmpdir(), "s3", "env");
+  it.skipIf(!existsSync(serverEnvFile))("`.ci/s3-server start` makes the bucket whose project it prints (docs/deploy.md): a project is made there as printed", async () => {
+    const printed = Object.fromEntries([...readFileSync(serverEnvFile, "utf8").matchAll(/^export ([A-Z0-9_]+)=(.*)$/gm)].map((match) => [match[1], match[2]]));
+    expect(printed.SEMSEARCH_PROJECT).toBe("s3://semsearch/project");
+    // the printed variables alone, as `eval "$(.ci/s3-server start)"` leaves a shell
+    const added = await runCli(["--json", "objects", "add", "-"], { cwd: home, input: objects("printed", 2), env: printed });
+    expect(added.exitCode, added.stderr).toBe(0);
+    expect(JSON.parse(added.stdout).count).toBe(2);
+    const listed = await s3Client().send(new ListObjectsV2Command({ Bucket: "semsearch" }));
+    const keys = listed.Contents?.map((entry) => entry.Key as string) ?? [];
+    expect(keys.filter((key) => key.startsWith("project/data/objects.lance/")).length).toBeGreaterThan(0);
+    expect(keys.filter((key) => !key.startsWith("project/"))).toEqual([]);
+  });
 
   it("every command works on it, indexing included, and it lives under its prefix", async () => {
     const project = bucket.uri("team/search");

@@ -27,7 +27,8 @@ function startS3Server(dir: string): (() => Promise<void>) | null {
   execFileSync(S3_SERVER, ["start", dir], { stdio: ["ignore", "ignore", "inherit"] });
   for (const line of readFileSync(path.join(dir, "env"), "utf8").split("\n")) {
     const match = /^export ([A-Z0-9_]+)=(.*)$/.exec(line);
-    if (match) process.env[match[1] as string] = match[2];
+    // (not its SEMSEARCH_PROJECT, the bucket it made for a person: tests name their own projects)
+    if (match && match[1] !== "SEMSEARCH_PROJECT") process.env[match[1] as string] = match[2];
   }
   // (stopped without blocking this process: vitest ends its test processes meanwhile)
   return () => promisify(execFile)(S3_SERVER, ["stop", dir]).then(() => undefined);

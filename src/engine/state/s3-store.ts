@@ -39,7 +39,7 @@ export function s3Fault(error: unknown, where: string, doing: string): Environme
   const network = e.code !== undefined && NETWORK.has(e.code) ? e.code : null;
   const cause = { cause: error };
   if (name === "NoSuchBucket") {
-    return new EnvironmentError("S3_NO_BUCKET", `The bucket of ${where} does not exist (${doing})`, { ...cause, hint: "Create the bucket, or check the project's address and AWS_ENDPOINT_URL." });
+    return new EnvironmentError("S3_NO_BUCKET", `The bucket of ${where} does not exist (${doing})`, { ...cause, hint: "Create the bucket first (semsearch does not: docs/deploy.md, \"Creating the bucket\", has the commands for AWS, MinIO and Ceph), or check the project's address and AWS_ENDPOINT_URL." });
   }
   if (ACCESS.has(name) || status === 403) {
     return new EnvironmentError("S3_ACCESS_DENIED", `The store refused the credentials or access for ${where} (${name || `HTTP ${status}`}, ${doing})`, {

@@ -155,6 +155,8 @@ onServer("on a real S3-compatible server", () => {
     const error = await failure(s.createIfAbsent("k", ""));
     expect(error.code).toBe("S3_NO_BUCKET");
     expect(error.message).toContain("s3://semsearch-no-such-bucket-x1/p");
+    // (semsearch never makes a bucket: the hint says where the commands that do are)
+    expect(error.hint).toContain("docs/deploy.md");
   });
 
   it("an endpoint where nothing listens: S3_UNREACHABLE", async () => {
