@@ -118,6 +118,7 @@ const search: Route["handle"] = async ({ engine, params, query }) => {
     ...(q.semantic_ratio === undefined ? {} : { semanticRatio: Number(q.semantic_ratio) }),
     filter: q.filter_query,
     snippets: false,
+    highlightsRank: q.highlights_rank !== "false",
   });
   // The engine's time in the standard Server-Timing header (what HTTP adds is the rest of the
   // client's wait); a search of an index still building says so in a header. The body stays the service's shape.

@@ -26,6 +26,7 @@ export const SearchQuerySchema = v.strictObject({
   filter_query: v.optional(v.pipe(v.string(), v.description("A filter in the syntax of `semsearch search --filter`, e.g. `price:<20 AND in_stock:true`."))),
   mode: v.optional(v.pipe(v.picklist(["hybrid", "lexical", "vector"], "expected hybrid, lexical or vector"), v.description("Rank with one part of a hybrid index only, for diagnosis (default: hybrid)."))),
   semantic_ratio: v.optional(v.pipe(v.string(), v.regex(DECIMAL, "expected a number from 0 to 1"), v.description("Extension: how much the vector part counts, from 0 (lexical only) to 1 (vectors only); default 0.4, the tuned fusion weight."))),
+  highlights_rank: v.optional(v.pipe(v.picklist(["true", "false"], "expected true or false"), v.description("Extension: `false` returns highlights without ordering the results by them (the order of the same search without highlights, as the search page shows). Default `true`: with `highlights`, results are ordered by their best highlight."))),
 });
 
 export const ListObjectsQuerySchema = v.strictObject({

@@ -67,7 +67,7 @@ export function offsetOf(page: number, limit = PAGE_SIZE): number {
 
 /** The search request's query parameters for a state (the page's own choice of returned fields aside). */
 export function searchParams(state: PageState, objectFields: string): URLSearchParams {
-  const params = new URLSearchParams({ query: state.q, limit: String(PAGE_SIZE), offset: String(offsetOf(state.page)), object_fields: objectFields, result_fields: "highlights,score,explain" });
+  const params = new URLSearchParams({ query: state.q, limit: String(PAGE_SIZE), offset: String(offsetOf(state.page)), object_fields: objectFields, result_fields: "highlights,score,explain", highlights_rank: "false" });
   if (state.filter.trim()) params.set("filter_query", state.filter);
   if (state.mode && state.mode !== "hybrid") params.set("mode", state.mode);
   if (state.ratio !== undefined) params.set("semantic_ratio", String(state.ratio));

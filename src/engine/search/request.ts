@@ -30,7 +30,10 @@ export interface SearchParams {
   filter?: string;
   /** false: leave each hit's searchable `text` empty (it is only for snippets; default true). */
   snippets?: boolean;
-  /** true: say in the page's `warnings` when the filter or the object fields name a field no object has (for a person; costs a count or a sample). */
+  /**
+   * true: say in the page's `warnings` what a person should know of the results: a field no object has
+   * in the filter or the object fields (costs a count or a sample), results reordered by highlights.
+   */
   fieldWarnings?: boolean;
   /**
    * false: highlights do not reorder the results (the page-through shows highlights in the order a

@@ -173,6 +173,7 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
 
   const page = ranked.slice(request.offset, request.offset + request.limit);
   const ids = page.map((hit) => hit.id);
+  if (byHighlights && params.fieldWarnings === true && reordered(ids, regular.top(request.offset + request.limit).slice(request.offset))) warnings.push(HIGHLIGHTS_REORDERED);
   const explained = request.explain ? regularRanking.explain(ids) : null;
   // The searchable text is for snippets in tables; JSON callers do not ask for it.
   const [objects, texts, images] = await Promise.all([
@@ -206,6 +207,20 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const first = available > regular.count ? { ...estimate, exact: false } : estimate;
   const total = pageTotal(first, request.offset, request.limit, available, whole);
   return withWarnings(withState({ hits, pagination: paginate(request.offset, request.limit, available, total) }), shown);
+}
+
+/**
+ * Said to a person whose page highlights reordered (spec §4.4): a search without `highlights` (the
+ * search page, the page-through) shows the same objects in another order.
+ */
+const HIGHLIGHTS_REORDERED: Warning = {
+  code: "HIGHLIGHTS_REORDERED",
+  message: "Results are ordered by their best highlight, as the service ranks a search with highlights; without --result-fields highlights (and on the search page) they are ordered by relevance.",
+};
+
+/** Whether a page's ids differ from the regular ranking's at the same places. */
+function reordered(ids: readonly string[], regular: readonly ScoredId[]): boolean {
+  return ids.some((id, i) => regular[i]?.id !== id);
 }
 
 /** A result's explanation: its regular ranking's parts, and when highlights ranked it, its best highlight's score. */

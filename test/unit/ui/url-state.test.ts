@@ -37,7 +37,7 @@ describe("the page's URL state", () => {
     expect(offsetOf(3)).toBe(20);
     expect(offsetOf(MAX_PAGE)).toBeLessThanOrEqual(9_999);
     const params = searchParams({ index: "x", q: "plants", filter: " ", page: 2, mode: "vector", ratio: 0.5 }, "*");
-    expect(Object.fromEntries(params)).toEqual({ query: "plants", limit: "10", offset: "10", object_fields: "*", result_fields: "highlights,score,explain", mode: "vector", semantic_ratio: "0.5" });
+    expect(Object.fromEntries(params)).toEqual({ query: "plants", limit: "10", offset: "10", object_fields: "*", result_fields: "highlights,score,explain", highlights_rank: "false", mode: "vector", semantic_ratio: "0.5" });
     expect(searchParams({ index: "x", q: "a", filter: "year:1", page: 1 }, "title").get("filter_query")).toBe("year:1");
   });
 });
