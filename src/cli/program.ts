@@ -2,6 +2,7 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { FIELD_TYPES, MAX_LIMIT, UsageError } from "../engine/index.js";
 import { integerArg, keyValueArg, listArg, numberArg, sizeArg } from "./options.js";
+import { checkArgumentText, commandPath } from "./argument-text.js";
 import type * as demo from "./commands/demo-command.js";
 import type * as indexCmds from "./commands/index-commands.js";
 import type * as objectsCmds from "./commands/objects-commands.js";
@@ -169,12 +170,6 @@ export const EXAMPLES: Record<string, string[]> = {
   "worker run": ["semsearch worker                                 # index in the foreground until SIGTERM/SIGINT", "semsearch worker --poll-ms 200 2>> worker.log"],
 };
 
-function commandPath(command: Command): string {
-  const names: string[] = [];
-  for (let at: Command | null = command; at?.parent; at = at.parent) names.unshift(at.name());
-  return names.join(" ") || "semsearch";
-}
-
 export function createProgram(h: Handlers = handlers, version = "0.0.0"): Command {
   const program = new Command("semsearch")
     .description("Local-first semantic search: hybrid full-text + vector search over LanceDB, embeddings computed on this machine.")
@@ -186,7 +181,9 @@ export function createProgram(h: Handlers = handlers, version = "0.0.0"): Comman
     .option("--in-process", "search and read in this process even when a running `semsearch serve` of the project could answer")
     // every command's help lists the global flags too (inherited by the commands created below)
     .configureHelp({ showGlobalOptions: true })
-    .exitOverride();
+    .exitOverride()
+    // (before every command: an argument holding U+FFFD may not be what was typed)
+    .hook("preAction", (_program, command) => checkArgumentText(command));
 
   program
     .command("demo [query...]")

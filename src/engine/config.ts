@@ -45,6 +45,17 @@ const FieldRecord = v.pipe(
 
 const AllowDeny = v.strictObject({ allow: v.optional(FieldList), deny: v.optional(FieldList) });
 
+/**
+ * A tokenizer's language, in any case (`german`, `GERMAN`), kept as LanceDB names it (`German`):
+ * LanceDB takes only its own spelling (any other aborts the process inside it).
+ */
+const TokenizerLanguage = v.pipe(
+  v.string(),
+  v.description(`One of ${TOKENIZER_LANGUAGES.join(", ")}, in any case; stored as written here.`),
+  v.transform((name: string) => TOKENIZER_LANGUAGES.find((language) => language.toLowerCase() === name.toLowerCase()) ?? name),
+  v.picklist(TOKENIZER_LANGUAGES, `expected one of ${TOKENIZER_LANGUAGES.join(", ")} (in any case)`),
+);
+
 const ConfigurationSchema = v.strictObject({
   index_type: v.strictObject({
     name: v.string(),
@@ -74,7 +85,7 @@ const ConfigurationSchema = v.strictObject({
       stop_words: v.optional(v.boolean()),
       ascii_folding: v.optional(v.boolean()),
       lowercase: v.optional(v.boolean()),
-      language: v.optional(v.picklist(TOKENIZER_LANGUAGES, `expected one of ${TOKENIZER_LANGUAGES.join(", ")}`)),
+      language: v.optional(TokenizerLanguage),
     }),
   ),
 });

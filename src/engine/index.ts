@@ -58,6 +58,8 @@ export { DEFAULT_PROJECT_DIR, findProjectDir, namedProjectDir } from "./project.
 export { isBucketAddress, projectAddress } from "./location.js";
 export type { WorkerState } from "./project.js";
 export { parseJsonText } from "./objects/parse.js";
+export { idLines } from "./objects/input.js";
+export { refuseReplacedText } from "./replaced-text.js";
 export { errorBody, errorEntry, searchResponse, searchResult } from "./responses.js";
 export type { KeyInfo, Caller, CreateKeyOptions } from "./keys.js";
 export { CreateIndexBodySchema } from "./config.js";

@@ -8,6 +8,7 @@
  * folder named `s3:`. Both are refused here rather than guessed at.
  */
 import { UsageError } from "./errors.js";
+import { replacedCharacterAt } from "./replaced-text.js";
 
 export type RemoteScheme = "s3" | "gs" | "az";
 
@@ -35,7 +36,7 @@ const AROUND = /^[\s\p{Cf}]+|[\s\p{Cf}]+$/gu;
  * What text read as UTF-8 becomes where its bytes were not UTF-8 (U+FFFD, as Node reads argv and the
  * environment), and halves of characters (lone surrogates): the folder written would not be the one named.
  */
-const NOT_UTF8 = /[\uFFFD\p{Cs}]/u;
+const notUtf8 = (given: string) => replacedCharacterAt(given) !== -1;
 
 /** The value quoted for a message, with what cannot be seen (invisible characters, spaces other than the plain one) escaped. */
 function shown(given: string): string {
@@ -112,7 +113,7 @@ export function parseProjectLocation(given: string): ProjectLocation {
       hint: "Use a project path without control characters.",
     });
   }
-  if (NOT_UTF8.test(given)) {
+  if (notUtf8(given)) {
     throw invalid(given, "holds U+FFFD or half of a character: bytes that are not UTF-8 were replaced, and the folder written would not be the one named", "Name the project with a path in UTF-8 (rename the folder, or use a symbolic link with a UTF-8 name).");
   }
   const nearMiss = addressNearMiss(given);
@@ -171,7 +172,7 @@ export function projectAddress(given: string): string {
   try {
     location = parseProjectLocation(given);
   } catch (error) {
-    if (!(unsupported && error instanceof UsageError && error.code === "INVALID_PROJECT" && !CONTROL.test(given) && !NOT_UTF8.test(given))) throw error;
+    if (!(unsupported && error instanceof UsageError && error.code === "INVALID_PROJECT" && !CONTROL.test(given) && !notUtf8(given))) throw error;
     location = null;
   }
   if (location?.kind === "local") return location.dir;

@@ -33,7 +33,8 @@ export function userEnv(extra: Record<string, string | undefined> = {}): Record<
 }
 
 export interface RunOptions {
-  input?: string;
+  /** standard input's bytes (a string is written as UTF-8) */
+  input?: string | Buffer;
   cwd?: string;
   /** Added to the environment; an undefined value removes a variable. */
   env?: Record<string, string | undefined>;
@@ -41,11 +42,29 @@ export interface RunOptions {
   timeoutMs?: number;
 }
 
-export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
+/**
+ * The program and arguments that start `bin/semsearch` with `args`. Node passes a string argument as
+ * UTF-8, so arguments given as bytes (a Buffer: bytes that are not UTF-8, as a shell passes them) go
+ * through sh, each written as printf's octal escapes (a Buffer's last line ends are dropped, as by
+ * any command substitution).
+ */
+function command(args: (string | Buffer)[]): [string, string[]] {
+  if (!args.some((arg) => Buffer.isBuffer(arg))) return [process.execPath, [BIN, ...(args as string[])]];
+  const strings: string[] = [BIN];
+  const words = args.map((arg) => {
+    if (Buffer.isBuffer(arg)) return `"$(printf '${[...arg].map((byte) => `\\${byte.toString(8).padStart(3, "0")}`).join("")}')"`;
+    strings.push(arg);
+    return `"\${${strings.length}}"`;
+  });
+  return ["/bin/sh", ["-c", `exec "$0" "$1" ${words.join(" ")}`, process.execPath, ...strings]];
+}
+
+export function runCli(args: (string | Buffer)[], options: RunOptions = {}): Promise<CliResult> {
   return new Promise((resolve) => {
     const env = userEnv(options.env);
     if (!options.env || !("SEMSEARCH_PROJECT" in options.env)) delete env.SEMSEARCH_PROJECT;
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
+    const [program, argv] = command(args);
+    const child = spawn(program, argv, { cwd: options.cwd ?? ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     const timer = setTimeout(() => {

@@ -1,7 +1,7 @@
 /** `semsearch objects add | get | list | delete`. */
 import { stat } from "node:fs/promises";
 import path from "node:path";
-import { readsAsDocument, UsageError, type ObjectsInput } from "../../engine/index.js";
+import { idLines, readsAsDocument, UsageError, type ObjectsInput } from "../../engine/index.js";
 import { fileFlagsGiven, filesAdd, type FilesAddOptions } from "./files-commands.js";
 import { objectsInput, withEngine, type GlobalOptions } from "../options.js";
 import { withReader } from "../reader.js";
@@ -79,14 +79,13 @@ export interface ObjectsDeleteOptions extends GlobalOptions {
   yes?: boolean;
 }
 
-/** Ids one per line (a trailing CR dropped, blank lines skipped), from standard input. */
+/** Ids one per line from standard input, decoded strictly (engine idLines: a byte that is not UTF-8 is refused with its line). */
 async function idsFromStdin(): Promise<string[]> {
   if (process.stdin.isTTY) throw new UsageError("NO_INPUT", "Reading ids from standard input, but it is a terminal: pipe them in, one per line");
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
-  // (decoded once: a character split between two chunks would otherwise become U+FFFD; a byte order mark is not part of an id)
-  const text = Buffer.concat(chunks).toString("utf8").replace(/^\ufeff/, "");
-  return text.split("\n").map((line) => line.replace(/\r$/, "")).filter((line) => line.trim() !== "");
+  // (decoded once, whole: a character split between two chunks is still one character)
+  return idLines(Buffer.concat(chunks), "<stdin>");
 }
 
 /**

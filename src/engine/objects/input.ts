@@ -59,6 +59,20 @@ export function decodeUtf8(bytes: Buffer, where: string, lineBase?: number): str
   throw invalid(line === undefined ? where : `${where}:${line}`, `invalid UTF-8: byte 0x${hex} at byte ${at - lineStart + 1} of the line is not valid text in UTF-8 (convert the file to UTF-8, e.g. with iconv)`);
 }
 
+/**
+ * Object ids one per line (`objects delete -`): decoded strictly, so a byte that is not UTF-8 is
+ * refused naming its line and byte (read leniently it became U+FFFD, and the id of another object);
+ * a byte order mark at the start, a CR before each LF, and blank lines are not ids. A U+FFFD sent
+ * as its own bytes (EF BF BD) is UTF-8 and means itself.
+ */
+export function idLines(bytes: Buffer, source: string): string[] {
+  return decodeUtf8(bytes, source, 1)
+    .replace(/^\uFEFF/, "")
+    .split("\n")
+    .map((line) => line.replace(/\r$/, ""))
+    .filter((line) => line.trim() !== "");
+}
+
 /** Spools a stream input to `spoolFile` so it can be read twice; other inputs are returned as they are. */
 export async function replayable(input: ObjectsInput, spoolFile: () => Promise<string>): Promise<ReplayableInput> {
   if (!("stream" in input)) return input;

@@ -71,6 +71,51 @@ describe("command line contract", () => {
   });
 });
 
+describe("arguments holding U+FFFD or half a character (bytes a command line could not carry)", () => {
+  const refused = async (argv: string[]) => {
+    const mocks = mockHandlers();
+    const program = createProgram(mocks as unknown as Handlers);
+    const error = await program.parseAsync(argv, { from: "user" }).then(
+      () => null,
+      (caught: unknown) => caught as { code?: string; exitCode?: number; message?: string },
+    );
+    for (const [name, handler] of Object.entries(mocks)) expect(handler, name).not.toHaveBeenCalled();
+    return error;
+  };
+
+  it.each([
+    [["objects", "delete", "ok", "keep\uFFFD"], "objects delete <ids>"],
+    [["objects", "delete", "--path", "notes/a\uFFFD.md"], "objects delete --path"],
+    [["objects", "delete", "--filter", 'title:"caf\uFFFD"', "--yes"], "objects delete --filter"],
+    [["objects", "delete", "--filter", "a:b", "--index", "d\uFFFDcs"], "objects delete --index"],
+    [["objects", "get", "keep\uFFFD"], "objects get <id>"],
+    [["objects", "add", "data\uFFFD.json"], "objects add <files>"],
+    [["objects", "add", "data.json", "--id-field", "s\uFFFDu"], "objects add --id-field"],
+    [["index", "get", "d\uFFFDcs"], "index get <id>"],
+    [["index", "status", "d\uFFFDcs"], "index status <id>"],
+    [["index", "delete", "d\uFFFDcs"], "index delete <id>"],
+    [["index", "create", "--name", "d\uFFFDcs"], "index create --name"],
+    [["index", "create", "--searchable", "title,b\uFFFDdy"], "index create --searchable"],
+    [["index", "create", "--field-type", "pr\uFFFDce=float"], "index create --field-type"],
+    [["search", "d\uFFFDcs", "shoes"], "search <index>"],
+    [["search", "docs", "caf\uFFFD"], "search <query>"],
+    [["search", "docs", "shoes", "--filter", 'topic:"caf\uFFFD"'], "search --filter"],
+    [["search", "docs", "shoes", "--object-fields", "t\uFFFDtle"], "search --object-fields"],
+    [["keys", "revoke", "c\uFFFD"], "keys revoke <id>"],
+    [["keys", "create", "--name", "c\uFFFD"], "keys create --name"],
+    [["models", "rm", "Xenova/m\uFFFD"], "models rm <id>"],
+    [["project", "copy", "a\uFFFD", "b"], "project copy <from>"],
+    [["--format", "json", "objects", "get", "a\ud800"], "objects get <id>"],
+  ])("%j is refused with exit 4 before the command runs, naming %s", async (argv, what) => {
+    expect(await refused(argv)).toMatchObject({ code: "ARGUMENT_NOT_UTF8", exitCode: 4, message: expect.stringMatching(new RegExp(`^${what.replace(/[<>]/g, "\\$&")} "`)) });
+  });
+
+  it("leaves --project to its own rule (exit 2, when the project is opened), and lets other text through", async () => {
+    const mocks = await parse(["--project", "p\uFFFD", "objects", "delete", "keep", "caf\u00e9", "😀"]);
+    expect(mocks.objectsDelete).toHaveBeenCalledWith(["keep", "caf\u00e9", "😀"], expect.objectContaining({ project: "p\uFFFD" }));
+  });
+});
+
 describe("help", () => {
   const all = (command: Command): Command[] => [command, ...command.commands.flatMap(all)];
   const helpOf = (command: Command) => {

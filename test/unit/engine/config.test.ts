@@ -103,8 +103,11 @@ describe("tokenizer (extension)", () => {
   it("refuses a language LanceDB does not know (it would abort the process), listing those it does", () => {
     const found = issue(body({ language: "Klingon" }));
     expect(found?.path).toBe("configuration.tokenizer.language");
-    expect(found?.message).toMatch(/^expected one of Arabic, Danish, .*Turkish, got "Klingon"$/);
-    expect(issue(body({ language: "english" }))?.path).toBe("configuration.tokenizer.language");
+    expect(found?.message).toMatch(/^expected one of Arabic, Danish, .*Turkish \(in any case\), got "Klingon"$/);
+    expect(issue(body({ language: 7 }))).toEqual({ path: "configuration.tokenizer.language", message: "expected string, received 7" });
+  });
+  it.each(["german", "GERMAN", "gErMan", "German"])("takes the language %j in any case, as LanceDB spells it (German)", (language) => {
+    expect(parseCreateIndexBody(body({ language })).configuration.tokenizer).toEqual({ language: "German" });
   });
   it("refuses a tokenizer for a neural-only index, which has no full-text part", () => {
     expect(issue(body({ stem: false }, { name: "text", neural_only: true }))).toEqual({ path: "configuration.tokenizer", message: "a neural-only index has no full-text part to tokenize" });

@@ -29,6 +29,25 @@ describe("csvObjects", () => {
     expect(Object.keys(row?.object ?? {})).toEqual(["__proto__", "title"]);
     expect(Object.getPrototypeOf(row?.object)).toBe(Object.prototype);
   });
+  it("reads TSV as IANA's text/tab-separated-values: no quoting, a quote is a character like any other", async () => {
+    const text = '\uFEFFid\ttitle\tnote\r\n1\tsay "hi"\t"quoted"\n\n2\t"open\ta"b\n3\t""\t\\t and \\n stay as typed\n';
+    expect(await rows(text, "tsv")).toEqual([
+      { object: { id: "1", title: 'say "hi"', note: '"quoted"' }, where: "f.csv:2" },
+      { object: { id: "2", title: '"open', note: 'a"b' }, where: "f.csv:4" }, // (a quote opens nothing: the row ends at its line's end)
+      { object: { id: "3", title: '""', note: "\\t and \\n stay as typed" }, where: "f.csv:5" },
+    ]);
+  });
+  it("ends TSV rows at LF, CRLF or a lone CR (a classic Mac file), counting lines alike", async () => {
+    expect(await rows("id\tt\r1\ta\r\r2\tb\r\n3\tc", "tsv")).toEqual([
+      { object: { id: "1", t: "a" }, where: "f.csv:2" },
+      { object: { id: "2", t: "b" }, where: "f.csv:4" },
+      { object: { id: "3", t: "c" }, where: "f.csv:5" },
+    ]);
+  });
+  it("refuses a TSV row of another length than the header, naming its line", async () => {
+    expect(await failure('id\tt\n1\t"a\tb"\n', "tsv")).toBe("f.csv:2: the row has 3 fields, the header 2");
+    expect(await failure("id\tt\n\n\n1\n", "tsv")).toBe("f.csv:4: the row has 1 field, the header 2");
+  });
   it("says the line a row starts on, with LF or CRLF line ends and blank lines between rows", async () => {
     for (const end of ["\n", "\r\n"]) {
       const text = ["id,t", "", "3,x", '4,"a', 'b"', "", "", "5,y"].join(end);

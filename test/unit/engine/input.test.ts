@@ -4,7 +4,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../../src/engine/errors.js";
-import { readObjects, replayable, type ReplayableInput } from "../../../src/engine/objects/input.js";
+import { idLines, readObjects, replayable, type ReplayableInput } from "../../../src/engine/objects/input.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "semsearch-input-"));
 let n = 0;
@@ -118,5 +118,29 @@ describe("readObjects", () => {
     }
     expect(count).toBe(20_000);
     expect(last).toBe(`o19999@${input.source}:20000`);
+  });
+});
+
+describe("idLines (objects delete -)", () => {
+  it("reads one id a line: a byte order mark, CRs before LFs and blank lines dropped; a U+FFFD sent as its bytes kept", () => {
+    expect(idLines(Buffer.from("\uFEFFa\r\n\n  \nkeep\uFFFD\nb c\n"), "<stdin>")).toEqual(["a", "keep\uFFFD", "b c"]);
+  });
+
+  it("refuses a byte that is not UTF-8, naming the line and the byte, rather than reading it as U+FFFD", () => {
+    const error = (() => {
+      try {
+        idLines(Buffer.from([...Buffer.from("a\nb\nkeep"), 0xff, 0x0a]), "<stdin>");
+      } catch (caught) {
+        return caught as ValidationError;
+      }
+      throw new Error("accepted");
+    })();
+    expect(error).toBeInstanceOf(ValidationError);
+    expect([error.code, error.exitCode]).toEqual(["INVALID_INPUT", 4]);
+    expect(error.message).toBe("<stdin>:3: invalid UTF-8: byte 0xff at byte 5 of the line is not valid text in UTF-8 (convert the file to UTF-8, e.g. with iconv)");
+  });
+
+  it("refuses half of a character written in UTF-8's form (ED A0 80), which a lenient decoder also reads as U+FFFD", () => {
+    expect(() => idLines(Buffer.from([0x61, 0xed, 0xa0, 0x80]), "<stdin>")).toThrow("<stdin>:1: invalid UTF-8: byte 0xed at byte 2");
   });
 });
