@@ -7,16 +7,20 @@ import { ConflictError, EnvironmentError, errorFromPayload, InternalError } from
 import { describeIndex, findIndex, missingFieldsWarning } from "./indexes.js";
 import { ensureWorker, workerPid } from "./indexing/spawn.js";
 import { imageTableName, indexTableName } from "./project.js";
-import { indexedObjectCount } from "./status.js";
-import type { IndexInfo, IndexRecord } from "./types.js";
+import { countedObjects } from "./status.js";
+import type { IndexInfo, IndexRecord, IndexStatusCounts } from "./types.js";
 import { verifyModelFiles } from "./embedding/model-cache.js";
 import { indexModel } from "./embedding/registry.js";
 
 /** Progress of a build, for `--wait`. */
 export interface BuildProgress {
   indexId: string;
+  /** objects the build is over for: READY or ERROR */
   done: number;
+  /** all stored objects */
   total: number;
+  /** the index's counts per state, as `index status` shows them (status.ts) */
+  status?: IndexStatusCounts;
   /** What the worker reports doing on this index: `indexing` (embedding and writing objects) or `optimizing` (building its search indexes); absent when no worker reports on it. */
   phase?: "indexing" | "optimizing";
 }
@@ -79,18 +83,19 @@ export async function waitForIndex(ctx: EngineContext, id: string, options: Wait
   while (true) {
     const index = await findIndex(ctx, id);
     const info = await describeIndex(ctx, index);
-    const total = info.status.READY + info.status.ERROR + info.status.UPLOADED + info.status.PROCESSING;
-    const done = Math.min(total, await indexedObjectCount(ctx, index));
+    const { status } = info;
+    const total = countedObjects(status);
+    const done = status.READY + status.ERROR;
     const worker = await ctx.project.workerState().catch(() => null);
     const phase = worker?.index === index.id && worker.phase !== "idle" ? worker.phase : undefined;
-    onProgress({ indexId: id, done, total, ...(phase ? { phase } : {}) });
+    onProgress({ indexId: id, done, total, status, ...(phase ? { phase } : {}) });
     if (info.state === "READY") return info;
     await checkBlocked(ctx, index, started);
     if (done > lastDone) restarts = 0;
     lastDone = done;
-    const key = `${done}|${info.status.ERROR}|${info.status.READY}|${(await ctx.project.workerState())?.updated_at ?? ""}`;
+    const key = `${done}|${status.ERROR}|${status.READY}|${(await ctx.project.workerState())?.updated_at ?? ""}`;
     if (key !== lastKey) [lastKey, lastChange] = [key, Date.now()];
-    const state = `${done.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} objects indexed`;
+    const state = `${status.READY.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} objects searchable${status.ERROR > 0 ? `, ${status.ERROR.toLocaleString("en-US")} failed` : ""}`;
     if (timeoutMs !== undefined && Date.now() - started > timeoutMs) {
       throw new ConflictError("WAIT_TIMEOUT", `Index ${id} is not built after ${seconds(timeoutMs)} (${state})`, {
         hint: `It goes on building in the background: \`semsearch index status ${id}\`.`,

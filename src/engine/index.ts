@@ -102,8 +102,13 @@ export interface WorkerStatus {
   host?: string;
   /** The worker log's path, or `stderr` for a worker running in the foreground (`semsearch worker`), which logs there. */
   log: string;
-  /** What the running worker reports doing: phase, index, objects indexed and pending, rate. */
+  /** What the running worker reports doing (as of its `updated_at`): phase, index, its own throughput (`indexed`, `rate`). */
   state?: WorkerState;
+  /**
+   * The indexes still being built, with their counts per state: the same counts as `index status`
+   * (READY: found by a search), read now, whatever the worker last reported.
+   */
+  indexes: { id: string; name?: string; status: IndexStatusCounts }[];
 }
 
 /** A project named by `--project`: a bucket's address as it is, a local directory made absolute. */
@@ -282,7 +287,9 @@ export class Engine {
     const pid = holder?.pid ?? null;
     const state = await this.ctx.project.workerState();
     const own = pid !== null && state?.pid === pid ? state : undefined;
-    const status: WorkerStatus = { running: pid !== null, pid, ...(holder?.host ? { host: holder.host } : {}), log: own?.foreground ? "stderr" : this.ctx.project.workerLog };
+    const building = (await (await indexesModule()).listIndexes(this.ctx)).filter((index) => index.state === "BUILDING");
+    const indexes = building.map(({ id, name, status }) => ({ id, ...(name !== undefined ? { name } : {}), status }));
+    const status: WorkerStatus = { running: pid !== null, pid, ...(holder?.host ? { host: holder.host } : {}), log: own?.foreground ? "stderr" : this.ctx.project.workerLog, indexes };
     if (own) status.state = own;
     return status;
   }

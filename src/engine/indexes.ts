@@ -12,8 +12,8 @@ import { DEFAULT_TOKENIZER, resolveTokenizer } from "./tokenizer.js";
 import { startWorker } from "./indexing/spawn.js";
 import { currentOwner } from "./owner.js";
 import { imageTableName, indexTables, indexTableName, namedIndex, partTables, segmentTableName } from "./project.js";
-import { indexStatusCounts } from "./status.js";
-import type { IndexInfo, IndexRecord, IndexStatusCounts, JsonObject } from "./types.js";
+import { indexCounts, type IndexCounts } from "./status.js";
+import type { IndexInfo, IndexRecord, JsonObject } from "./types.js";
 
 export interface CreateIndexOptions {
   /** Progress of downloading the index's model, when it is not in the models folder yet. */
@@ -116,14 +116,15 @@ export async function findIndex(ctx: EngineContext, id: string): Promise<IndexRe
   return index;
 }
 
-function isBuilding(status: IndexStatusCounts): boolean {
-  return status.UPLOADED + status.PROCESSING > 0;
+/** BUILDING while objects are UPLOADED or PROCESSING, and while the worker takes READY ones into the built indexes. */
+function isBuilding({ status, optimizing }: IndexCounts): boolean {
+  return status.UPLOADED + status.PROCESSING > 0 || optimizing;
 }
 
 export async function describeIndex(ctx: EngineContext, index: IndexRecord): Promise<IndexInfo> {
-  const status = await indexStatusCounts(ctx, index);
+  const counts = await indexCounts(ctx, index);
   const blocked = (await ctx.project.progress(index.id)).blocked;
-  return { ...index, state: isBuilding(status) ? "BUILDING" : "READY", status, ...(blocked ? { blocked: { code: blocked.code, message: blocked.message } } : {}) };
+  return { ...index, state: isBuilding(counts) ? "BUILDING" : "READY", status: counts.status, ...(blocked ? { blocked: { code: blocked.code, message: blocked.message } } : {}) };
 }
 
 export async function listIndexes(ctx: EngineContext): Promise<IndexInfo[]> {

@@ -1,38 +1,75 @@
-/** Per-index and per-object processing state, derived from stored progress and object sequence numbers. */
+/**
+ * How far an index has got, computed here and nowhere else: `index status` and `--wait`, `worker
+ * status`, a search's INDEX_BUILDING warning, the HTTP API and the search page all show these counts.
+ *
+ * READY: a search finds the object: its current version is committed to the index's tables, whether
+ * the built full-text/vector indexes serve it yet or the flat search of the rows they have not taken
+ * in. PROCESSING: in the batch a worker has claimed and not committed yet. UPLOADED: stored, waiting
+ * for a worker. ERROR: could not be indexed (the reason is in the index's progress).
+ */
 import type { EngineContext } from "./context.js";
 import type { IndexProgress } from "./project.js";
 import { indexTableName } from "./project.js";
+import type { LanceStore } from "./store/lance-store.js";
 import type { IndexRecord, IndexStatusCounts, ObjectIndexStatus } from "./types.js";
 
-function errorsIn(progress: IndexProgress, above: number, atMost: number): number {
-  return Object.values(progress.errors).filter((error) => error.seq > above && error.seq <= atMost).length;
+export interface IndexCounts {
+  status: IndexStatusCounts;
+  /**
+   * Whether READY objects are still to be taken into the built full-text/vector indexes: the worker's
+   * last step of a build (searches find them meanwhile; the index stays BUILDING until it is done).
+   */
+  optimizing: boolean;
 }
+
+/** Reasons looked up by id in one query, at most; more are matched against the ids of the objects waiting. */
+const ERRORS_BY_ID = 500;
 
 /**
- * Counts of objects per state for one index:
- * READY: indexed and covered by the built indexes; PROCESSING: being embedded, or written
- * and searchable but not yet folded into the built indexes (`incomplete`); UPLOADED: stored,
- * not yet picked up; ERROR: could not be indexed.
+ * Objects in ERROR: those with a recorded reason, but for an object replaced since it failed (its new
+ * version waiting, `pending`): that one counts by its new version alone, not twice. A reason is
+ * recorded with the batch that failed the object, and dropped when it is deleted or indexed, so any
+ * other reason is of an object's current, committed version.
  */
-export async function indexStatusCounts(ctx: EngineContext, index: IndexRecord): Promise<IndexStatusCounts> {
-  const store = await ctx.store();
-  const progress = await ctx.project.progress(index.id);
-  const optimized = Math.min(progress.optimizedSeq, progress.indexedSeq);
-  const processed = Math.max(progress.indexedSeq, progress.processingSeq ?? 0);
-  const [ready, processing, uploaded] = await Promise.all([
-    store.countObjects(-1, optimized),
-    store.countObjects(optimized, processed),
-    store.countObjects(processed),
-  ]);
-  return {
-    UPLOADED: uploaded,
-    PROCESSING: processing - errorsIn(progress, optimized, processed),
-    READY: ready - errorsIn(progress, -1, optimized),
-    ERROR: errorsIn(progress, -1, Infinity),
-  };
+async function errorCount(store: LanceStore, progress: IndexProgress, pending: number): Promise<number> {
+  const ids = Object.keys(progress.errors);
+  if (ids.length === 0 || pending === 0) return ids.length;
+  if (ids.length <= ERRORS_BY_ID) return ids.length - (await store.countObjectsAmong(ids, progress.indexedSeq));
+  const waiting = new Set(await store.objectIdsAfter(progress.indexedSeq));
+  return ids.filter((id) => !waiting.has(id)).length;
 }
 
-/** The state of one stored object (with write sequence `seq`) in one index. */
+/** The counts of an index's objects per state, and whether its build is over (see the file's header). */
+export async function indexCounts(ctx: EngineContext, index: IndexRecord): Promise<IndexCounts> {
+  // The progress first, the tables after: the worker writes an object's rows before the progress
+  // that counts it, so whatever is counted READY here is in every table version read from now on
+  // (a search reads its tables after this).
+  const progress = await ctx.project.progress(index.id);
+  const store = await ctx.store();
+  const committed = progress.indexedSeq;
+  const claimed = Math.max(committed, progress.processingSeq ?? 0);
+  const optimized = Math.min(progress.optimizedSeq, committed);
+  const [done, processing, uploaded, unoptimized] = await Promise.all([
+    store.countObjects(-1, committed),
+    claimed > committed ? store.countObjects(committed, claimed) : 0,
+    store.countObjects(claimed),
+    optimized < committed ? store.countObjects(optimized, committed) : 0,
+  ]);
+  const failed = await errorCount(store, progress, processing + uploaded);
+  return { status: { UPLOADED: uploaded, PROCESSING: processing, READY: done - failed, ERROR: failed }, optimizing: unoptimized > 0 };
+}
+
+/** The counts of an index's objects per state (indexCounts). */
+export async function indexStatusCounts(ctx: EngineContext, index: IndexRecord): Promise<IndexStatusCounts> {
+  return (await indexCounts(ctx, index)).status;
+}
+
+/** All objects an index counts: those stored. */
+export function countedObjects(status: IndexStatusCounts): number {
+  return status.UPLOADED + status.PROCESSING + status.READY + status.ERROR;
+}
+
+/** The state of one stored object (with write sequence `seq`) in one index, by the same rules as indexCounts. */
 export async function objectIndexStatus(
   ctx: EngineContext,
   index: IndexRecord,
@@ -45,25 +82,20 @@ export async function objectIndexStatus(
   const error = progress.errors[objectId];
   if (error && error.seq === seq) return { id: index.id, status: "ERROR", searchable, error: error.message };
   let status: ObjectIndexStatus["status"] = "UPLOADED";
-  if (seq <= Math.min(progress.optimizedSeq, progress.indexedSeq)) status = "READY";
-  else if (seq <= progress.indexedSeq || seq <= (progress.processingSeq ?? 0)) status = "PROCESSING";
+  if (seq <= progress.indexedSeq) status = "READY";
+  else if (seq <= (progress.processingSeq ?? 0)) status = "PROCESSING";
   return { id: index.id, status, searchable };
 }
 
 /**
- * Whether an index still has stored objects to take in, and how many it has taken in: null when it
- * has none left. Cheap when the index is caught up (a file read); counts only when it is not.
+ * While an index has objects to take in (UPLOADED or PROCESSING): how many a search finds (READY)
+ * of all stored objects; null otherwise. Cheap when the index is caught up (a file read); counts
+ * only when it is not.
  */
 export async function buildingState(ctx: EngineContext, index: IndexRecord): Promise<{ searchable: number; total: number } | null> {
   const progress = await ctx.project.progress(index.id);
   if (progress.indexedSeq >= (await ctx.project.lastSeq()) && progress.processingSeq === null) return null;
-  const store = await ctx.store();
-  const [pending, total] = await Promise.all([store.countObjects(progress.indexedSeq), store.countObjects()]);
-  if (pending === 0) return null;
-  return { searchable: total - pending - errorsIn(progress, -1, progress.indexedSeq), total };
-}
-
-/** Objects already written to the index (searchable), whether or not the built indexes cover them yet. */
-export async function indexedObjectCount(ctx: EngineContext, index: IndexRecord): Promise<number> {
-  return (await ctx.store()).countObjects(-1, (await ctx.project.progress(index.id)).indexedSeq);
+  const { status } = await indexCounts(ctx, index);
+  if (status.UPLOADED + status.PROCESSING === 0) return null;
+  return { searchable: status.READY, total: countedObjects(status) };
 }

@@ -102,7 +102,7 @@ describe("waits that cannot end on their own", () => {
     try {
       const waited = await runCli(["--project", project, "--json", "index", "status", id, "--wait", "--timeout", "2"]);
       expect(waited.exitCode, waited.stderr).toBe(5);
-      expect(JSON.parse(waited.stderr).errors[0]).toMatchObject({ code: "WAIT_TIMEOUT", message: expect.stringContaining(`Index ${id} is not built after 2 s (0 of 40 objects indexed)`) });
+      expect(JSON.parse(waited.stderr).errors[0]).toMatchObject({ code: "WAIT_TIMEOUT", message: expect.stringContaining(`Index ${id} is not built after 2 s (0 of 40 objects searchable)`) });
     } finally {
       holder.kill("SIGKILL");
     }

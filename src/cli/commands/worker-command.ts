@@ -2,14 +2,24 @@
 import { integerIn, type WorkerStatus } from "../../engine/index.js";
 import { withEngine, type GlobalOptions } from "../options.js";
 import { printResult } from "../output.js";
+import { statusCounts } from "../render/table.js";
 
+/**
+ * The worker and the indexes it has left, each with the counts `index status` shows (not the
+ * worker's own tally, which counts what it went through, not what a search finds).
+ */
 function describe(status: WorkerStatus): string {
-  if (!status.running) return "No worker running.\n";
+  const who = `pid ${status.pid}${status.host ? ` on ${status.host}` : ""}`;
   const state = status.state;
-  if (!state) return `Worker running (pid ${status.pid}${status.host ? ` on ${status.host}` : ""}).\n`;
-  const what = state.phase === "indexing" ? `indexing ${state.index}: ${state.pending.toLocaleString("en-US")} objects pending` : state.phase === "optimizing" ? `optimizing ${state.index ?? "the object table"}` : "idle";
-  const log = state.foreground ? "on its standard error (a foreground worker)" : status.log;
-  return `Worker running (pid ${status.pid}${status.host ? ` on ${status.host}` : ""}): ${what}; ${state.indexed.toLocaleString("en-US")} objects indexed since ${state.started_at} (${state.rate}/s).\nLog: ${log}\n`;
+  let head = "No worker running.";
+  if (status.running && !state) head = `Worker running (${who}).`;
+  else if (state) {
+    const what = state.phase === "indexing" ? `indexing ${state.index}` : state.phase === "optimizing" ? `optimizing ${state.index ?? "the object table"}` : "idle";
+    head = `Worker running (${who}): ${what}; ${state.rate} objects/s since ${state.started_at}.`;
+  }
+  const indexes = status.indexes.map((index) => `  ${index.id}${index.name !== undefined ? ` (${index.name})` : ""}: ${statusCounts(index.status)}`);
+  const log = status.running ? [`Log: ${state?.foreground ? "on its standard error (a foreground worker)" : status.log}`] : [];
+  return `${[head, ...indexes, ...log].join("\n")}\n`;
 }
 
 export async function workerStatus(options: GlobalOptions): Promise<void> {

@@ -66,7 +66,7 @@ export async function objectsMatching(ctx: EngineContext, indexId: string, filte
   if (node === null) throw new ValidationError("EMPTY_FILTER", "The filter is empty: to delete every object, name them (or delete the project)");
   const building = await buildingState(ctx, index);
   if (building) {
-    throw new ConflictError("INDEX_BUILDING", `Index ${index.id} is still building (${building.searchable} of ${building.total} objects indexed): a filter would miss the others`, {
+    throw new ConflictError("INDEX_BUILDING", `Index ${index.id} is still building (${building.searchable} of ${building.total} objects searchable): a filter would miss the others`, {
       hint: `Wait for it (semsearch index status ${index.id} --wait), then delete again.`,
     });
   }

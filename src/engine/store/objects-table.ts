@@ -155,6 +155,26 @@ export async function countObjects(tables: Tables, above = -1, atMost = Infinity
   return tables.wrap(OBJECTS_TABLE, "counting objects", () => table.countRows(parts.join(" AND ")));
 }
 
+/** Of the objects `ids` names, those with `seq` in `(above, atMost]` (read in chunks of ids). */
+export async function countObjectsAmong(tables: Tables, ids: readonly string[], above = -1, atMost = Infinity): Promise<number> {
+  const table = await objectsTable(tables);
+  if (!table || ids.length === 0) return 0;
+  const range = [`seq > ${sqlNumber(above)}`, ...(atMost === Infinity ? [] : [`seq <= ${sqlNumber(atMost)}`])].join(" AND ");
+  let count = 0;
+  for (const part of idChunks([...new Set(ids)])) {
+    count += await tables.wrap(OBJECTS_TABLE, "counting objects", () => table.countRows(`${sqlIn("id", part)} AND ${range}`));
+  }
+  return count;
+}
+
+/** The ids of the objects written after `seq` (loads them all). */
+export async function objectIdsAfter(tables: Tables, seq: number): Promise<string[]> {
+  const table = await objectsTable(tables);
+  if (!table) return [];
+  const rows = await tables.wrap(OBJECTS_TABLE, "reading pending objects", () => table.query().where(`seq > ${sqlNumber(seq)}`).select(["id"]).toArrow().then(plainRows));
+  return rows.map((row) => String(row.id));
+}
+
 /** Every stored object's id (loads the whole column). */
 export async function objectIds(tables: Tables): Promise<string[]> {
   const table = await objectsTable(tables);

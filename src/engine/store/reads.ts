@@ -61,6 +61,14 @@ export abstract class StoreReads {
     return objects.countObjects(this.tables, above, atMost);
   }
 
+  countObjectsAmong(ids: readonly string[], above?: number, atMost?: number): Promise<number> {
+    return objects.countObjectsAmong(this.tables, ids, above, atMost);
+  }
+
+  objectIdsAfter(seq: number): Promise<string[]> {
+    return objects.objectIdsAfter(this.tables, seq);
+  }
+
   objectIds(): Promise<string[]> {
     return objects.objectIds(this.tables);
   }
