@@ -134,6 +134,7 @@ describe("thumbnails while an image host stalls", () => {
     const objects = [
       { id: "local", caption: "a red square", photo: localImage },
       { id: "stalled", caption: "never comes", photo: image(stalled, "a") },
+      { id: "stalled-b", caption: "never comes either", photo: image(stalled, "b") },
       ...["x", "y1", "y2", "y3", "y4", "y5", "y6"].map((name) => ({ id: name, caption: `held ${name}`, photo: image(held, name) })),
     ];
     // (no worker: nothing but the thumbnails fetches the images)
@@ -181,14 +182,28 @@ describe("thumbnails while an image host stalls", () => {
     expect(stalled.count("/a.png")).toBe(1);
   });
 
+  it("many sizes of an image that never comes: 4 fetches from its host at once, and those waiting are answered from their failure", async () => {
+    const clients = Array.from({ length: 12 }, (_, i) => get(thumbnail("stalled-b", image(stalled, "b"), 64 + i)));
+    await waitFor("the stalled host to get 4 requests for b", () => stalled.count("/b.png") >= 4);
+    // A local file's thumbnail is made meanwhile; the host still has only 4 (each size its own fetch).
+    expect((await within("a local file's thumbnail", get(thumbnail("local", localImage, 100)).done, 30_000)).status).toBe(200);
+    expect(stalled.count("/b.png")).toBe(4);
+    // Its fetches fail: every other size is answered from the failure, without a fetch.
+    stalled.cut();
+    const answers = await Promise.all(clients.map((client) => client.done));
+    expect(answers.filter((answer) => answer.code !== "IMAGE_UNAVAILABLE")).toEqual([]);
+    expect(stalled.count("/b.png")).toBe(4);
+  });
+
   it("clients that leave leave the queue; a shared fetch is aborted when its last waiter leaves, and only then", async () => {
     // Four requests for x (sharing one fetch) and one each for y1…y6: the host's 4 places taken, 3 waiting.
     const xs = Array.from({ length: 4 }, () => get(thumbnail("x", image(held, "x"))));
-    await waitFor("the held host to get x", () => held.count("/x.png") === 1);
+    await waitFor("the held host to get x", () => held.count("/x.png") >= 1);
     const ys = ["y1", "y2", "y3", "y4", "y5", "y6"].map((name) => get(thumbnail(name, image(held, name))));
     await waitFor("the held host to get 4 requests", () => held.requests.length >= 4);
     // Meanwhile a local file's thumbnail is made.
     expect((await within("a local file's thumbnail", get(thumbnail("local", localImage, 96)).done, 30_000)).status).toBe(200);
+    expect(held.count("/x.png")).toBe(1);
     expect(held.requests.length).toBe(4);
     // The waiting ones leave: nothing of theirs is ever fetched.
     const fetching = new Set(held.requests.map((seen) => seen.slice(1, -4)));
