@@ -244,9 +244,13 @@ export class Engine {
     await (await searchModule()).warmUp(this.ctx);
   }
 
-  /** A PNG thumbnail of one of an object's images (as stored in it), or null when it cannot be had. */
-  async imageThumbnail(objectId: string, identifier: string, size?: number): Promise<Buffer | null> {
-    return (await thumbnailModule()).objectThumbnail(this.ctx, objectId, identifier, size);
+  /**
+   * A PNG thumbnail of one of an object's images (as stored in it), or null when it cannot be had
+   * (images/thumbnail.ts). `size`: at most this many pixels a side (default 256). `signal`: the
+   * caller has gone (CancelledError); the work is abandoned once no caller waits for it.
+   */
+  async imageThumbnail(objectId: string, identifier: string, size?: number, options: { signal?: AbortSignal } = {}): Promise<Buffer | null> {
+    return (await thumbnailModule()).objectThumbnail(this.ctx, objectId, identifier, size, options.signal);
   }
 
   /** Known, bundled and downloaded models, with the indexes of this project that use each. */

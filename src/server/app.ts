@@ -210,9 +210,6 @@ export function searchGate(options: Pick<AppOptions, "maxSearches" | "maxQueuedS
 
 const GIB = 1024 * 1024 * 1024;
 
-/** Thumbnails made at once (each a fetch of up to 4 s, a decode and a resize); more wait in their own queue. */
-const THUMBNAILS_AT_ONCE = 4;
-
 /** Where objects bodies are received, holding at most `maxHeldBodyBytes` at once. */
 export function bodySpool(options: Pick<AppOptions, "maxHeldBodyBytes" | "maxBodyBytes">): BodySpool {
   return new BodySpool({ maxBytes: options.maxHeldBodyBytes ?? Math.max(GIB, 2 * (options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES)) });
@@ -222,9 +219,10 @@ export function createApp(engine: Engine, options: AppOptions): Hono<Env> {
   const app = new Hono<Env>();
   // Searches and object lists share one cap (each may hold much memory: 10,000 objects a list);
   // adds take another (pass 1 of an add parses its body before the project lock serialises them),
-  // once their body is received whole: a slow client holds no place. Thumbnails take a third: each
-  // may wait seconds for an image URL, and a page asks for dozens, which must not hold searches back.
-  const gates = { search: options.searchGate ?? searchGate(options), write: new Gate(2, 64, "adds"), thumbnail: new Gate(THUMBNAILS_AT_ONCE, 256, "thumbnails") };
+  // once their body is received whole: a slow client holds no place. Thumbnails take neither: the
+  // engine queues their reads in lanes of its own (images/thumbnail.ts), and a page asks for dozens,
+  // which must not hold searches back.
+  const gates = { search: options.searchGate ?? searchGate(options), write: new Gate(2, 64, "adds") };
   const spool = options.bodySpool ?? bodySpool(options);
   const byPath = new Map<string, Route[]>();
   for (const route of ROUTES) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);

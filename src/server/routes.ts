@@ -63,8 +63,8 @@ export interface Route {
   auth: boolean;
   /** Whether it changes the project (read-only keys may not). */
   write: boolean;
-  /** The cap on concurrent work it shares: searches and lists, adds, or thumbnails (see app.ts). */
-  gate?: "search" | "write" | "thumbnail";
+  /** The cap on concurrent work it shares: searches and lists, or adds (see app.ts). */
+  gate?: "search" | "write";
   query: QuerySchema;
   /** The request body, for the document. */
   body?: "index" | "object" | "objects" | "deletion";
@@ -138,12 +138,16 @@ function bodyInvalid(issues: readonly v.BaseIssue<unknown>[]): ValidationError {
   return new ValidationError("INVALID_BODY", `The body's ${first.path}: ${first.message}`, { issues: listed });
 }
 
-/** A PNG of one of an object's images, for the search page (the browser never fetches an object's URLs itself). */
-const thumbnail: Route["handle"] = async ({ engine, params, query }) => {
+/**
+ * A PNG of one of an object's images, for the search page (the browser never fetches an object's
+ * URLs itself). No gate: the engine answers what needs no read at once and queues the rest in its
+ * own lanes (images/thumbnail.ts), leaving them when the client goes (the request's signal).
+ */
+const thumbnail: Route["handle"] = async ({ engine, params, query, request }) => {
   const q = query as v.InferOutput<typeof ThumbnailQuerySchema>;
   const size = wholeNumber(q.size) ?? 256;
   if (size < 16 || size > 1024) throw new ValidationError("INVALID_PARAMETER", `Query parameter size: expected 16 to 1024 pixels (got ${size})`, { issues: [{ path: "size", message: "expected 16 to 1024" }] });
-  const png = await engine.imageThumbnail(params.id as string, q.image, size);
+  const png = await engine.imageThumbnail(params.id as string, q.image, size, { signal: request.signal });
   if (png === null) throw new NotFoundError("IMAGE_UNAVAILABLE", "The image cannot be read or fetched now, or is not an image the server can decode");
   return { body: png, headers: { "cache-control": "private, max-age=300" } };
 };
@@ -192,7 +196,7 @@ export const ROUTES: Route[] = [
       return { body: { objects: await engine.listObjects(wholeNumber(q.offset) ?? 0, wholeNumber(q.limit) ?? 100) } };
     },
   },
-  { method: "GET", path: "/v1/objects/:id/thumbnail", operationId: "objectThumbnail", summary: "A PNG thumbnail of one of an object's images (extension, for the search page)", auth: true, write: false, gate: "thumbnail", query: ThumbnailQuerySchema, status: 200, response: "Thumbnail", media: "image/png", errors: READ_ERRORS, handle: thumbnail },
+  { method: "GET", path: "/v1/objects/:id/thumbnail", operationId: "objectThumbnail", summary: "A PNG thumbnail of one of an object's images (extension, for the search page)", auth: true, write: false, query: ThumbnailQuerySchema, status: 200, response: "Thumbnail", media: "image/png", errors: [...READ_ERRORS, 503], handle: thumbnail },
   { method: "GET", path: "/v1/objects/:id", operationId: "getObject", summary: "Get an object", auth: true, write: false, query: NoQuerySchema, status: 200, response: "ObjectInfo", errors: [], handle: async ({ engine, params }) => ({ body: await engine.getObject(params.id as string) }) },
   {
     method: "PUT", path: "/v1/objects/:id", operationId: "putObject", summary: "Add or replace one object", auth: true, write: true, gate: "write", query: NoQuerySchema, body: "object", status: 200, response: "Added", errors: WRITE_ERRORS,

@@ -24,6 +24,8 @@ export interface HttpContext {
   headers: Record<string, string>;
   agents: { http: http.Agent; https: https.Agent };
   lookup?: LookupFunction;
+  /** Aborts the try (its connection closed): a failure "cancelled", not retryable. */
+  signal?: AbortSignal;
 }
 
 /** What one try ended with: a final response (the body only for 200/203), or a failure. */
@@ -109,10 +111,17 @@ function requestOnce(url: URL, context: HttpContext, deadline: number): Promise<
       settled = true;
       clearTimeout(totalTimer);
       clearTimeout(connectTimer);
+      context.signal?.removeEventListener("abort", cancel);
       if (abort) request?.destroy();
       resolve(outcome);
     };
+    const cancel = () => finish(failure("cancelled", false), true);
     const totalTimer = setTimeout(() => finish(failure(`timed out after ${formatSeconds(limits.timeoutMs)}`, true, true), true), Math.max(0, deadline - Date.now()));
+    if (context.signal?.aborted) {
+      cancel();
+      return;
+    }
+    context.signal?.addEventListener("abort", cancel, { once: true });
     const client = url.protocol === "https:" ? https : http;
     try {
       request = client.request(url, { method: "GET", headers: context.headers, agent: url.protocol === "https:" ? context.agents.https : context.agents.http, ...(context.lookup ? { lookup: context.lookup } : {}) });

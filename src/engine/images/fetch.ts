@@ -118,8 +118,13 @@ export class ImageFetcher {
     this.slots = new Slots(options.concurrency);
   }
 
-  /** The bytes of an image, or why not. Throws only for a malformed reference (a bug of the caller). */
-  async fetch(ref: ImageReference): Promise<FetchResult> {
+  /**
+   * The bytes of an image, or why not. Throws only for a malformed reference (a bug of the caller).
+   * Once `signal` aborts, a download in progress is abandoned (its connection closed) and the
+   * result is the failure "cancelled".
+   */
+  async fetch(ref: ImageReference, signal?: AbortSignal): Promise<FetchResult> {
+    if (signal?.aborted) return failed("cancelled");
     if (ref.kind === "file") {
       if (!path.isAbsolute(ref.path)) throw new TypeError(`ImageFetcher: the path "${ref.path}" is not absolute`);
       if (ref.root === undefined) return readLocalImage(ref.path, this.options.maxBytes);
@@ -132,7 +137,7 @@ export class ImageFetcher {
       if ("problem" in confined) return failed(CONFINED_PROBLEMS[confined.problem]);
       return readLocalImage(confined.real, this.options.maxBytes, true);
     }
-    if (ref.kind === "http" && /^https?:\/\//i.test(ref.url) && URL.canParse(ref.url)) return this.download(ref.url);
+    if (ref.kind === "http" && /^https?:\/\//i.test(ref.url) && URL.canParse(ref.url)) return this.download(ref.url, signal);
     throw new TypeError(`ImageFetcher: not an image reference: ${JSON.stringify(ref)?.slice(0, 200)}`);
   }
 
@@ -147,12 +152,14 @@ export class ImageFetcher {
    * When the server cannot be reached at all (DNS, refused, reset, timed out), after the retries,
    * a cached copy is used too (`fromCache: true`), so indexing works offline with what was seen.
    */
-  private async download(url: string): Promise<FetchResult> {
+  private async download(url: string, signal: AbortSignal | undefined): Promise<FetchResult> {
     const { maxBytes, retries } = this.options;
     const cached = this.cache ? await this.cache.load(url, maxBytes) : null;
-    const context: HttpContext = { limits: this.options, headers: requestHeaders(cached), agents: this.agents, ...(this.options.lookup ? { lookup: this.options.lookup } : {}) };
+    const context: HttpContext = { limits: this.options, headers: requestHeaders(cached), agents: this.agents, ...(this.options.lookup ? { lookup: this.options.lookup } : {}), ...(signal ? { signal } : {}) };
     for (let tries = 1; ; tries++) {
+      if (signal?.aborted) return failed("cancelled");
       const outcome = await this.slots.use(() => httpGet(url, context));
+      if (signal?.aborted) return failed("cancelled");
       if (outcome.type === "response" && outcome.body) {
         if (outcome.body.byteLength === 0) return failed("empty response");
         await this.cache?.store(url, outcome.body, outcome.headers);

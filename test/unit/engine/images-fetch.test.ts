@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { defaultFetchOptions, ImageFetcher, type FetchOptions, type FetchResult } from "../../../src/engine/images/fetch.js";
 import { cacheLimit, ImageCache } from "../../../src/engine/images/fetch-cache.js";
 import { tempDir } from "../../helpers/temp.js";
+import { waitFor } from "../../helpers/wait.js";
 
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
 const OTHER_PNG = Buffer.concat([PNG, Buffer.from("version 2")]);
@@ -257,6 +258,19 @@ describe("ImageFetcher over HTTP", () => {
     // The server saw the connection closed long before its 20 MB were sent.
     expect(chunkedWritten).toBeGreaterThan(64 * 1024);
     expect(chunkedWritten).toBeLessThan(2 * 1024 * 1024);
+  });
+
+  it("abandons a download when its signal aborts: the connection is closed, the result says cancelled", async () => {
+    const controller = new AbortController();
+    const result = fetcher({ timeoutMs: 3_600_000, connectTimeoutMs: 3_600_000, retries: 2 }).fetch({ kind: "http", url: `${base}/silent.png` }, controller.signal);
+    await waitFor("the server to get the request", () => server.inFlight === 1);
+    controller.abort();
+    expect(await result).toEqual({ ok: false, reason: "cancelled", retryable: false });
+    await waitFor("the server to see the connection closed", () => server.inFlight === 0);
+    expect(server.hits.get("/silent.png")).toBe(1);
+    // (an aborted signal fetches nothing)
+    expect(await fetcher().fetch({ kind: "http", url: `${base}/a.png` }, controller.signal)).toEqual({ ok: false, reason: "cancelled", retryable: false });
+    expect(server.hits.get("/a.png")).toBeUndefined();
   });
 
   it("has at most `concurrency` requests in flight", async () => {
