@@ -20,7 +20,7 @@ export interface SemsearchErrorOptions {
 
 /** A problem that does not fail an operation, for a person to act on (the CLI prints it on stderr). */
 export interface Warning {
-  /** INDEX_BUILDING, WORKER_NOT_STARTED, FIELD_NOT_FOUND, NO_SEARCHABLE_TEXT, COMPACTION_FAILED, HIGHLIGHTS_REORDERED */
+  /** INDEX_BUILDING, WORKER_NOT_STARTED, FIELD_NOT_FOUND, NO_SEARCHABLE_TEXT, COMPACTION_FAILED, HIGHLIGHTS_REORDERED, TEXT_NOT_NORMALIZED… */
   code: string;
   message: string;
 }

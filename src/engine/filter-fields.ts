@@ -166,8 +166,11 @@ export interface BatchFilters {
   named: Set<string>;
 }
 
-/** The filter values of a batch of objects, the objects that fail their declared types, and the columns needed. */
-export function batchFilters(objects: readonly { id: string; object: JsonObject }[], config: IndexConfiguration): BatchFilters {
+/**
+ * The filter values of a batch of objects, the objects that fail their declared types, and the
+ * columns needed. String values are stored in the form `form` gives (the index's, text-form.ts).
+ */
+export function batchFilters(objects: readonly { id: string; object: JsonObject }[], config: IndexConfiguration, form: (text: string) => string = (text) => text): BatchFilters {
   const rules = new FieldRules(config);
   const named = namedFilterFields(config);
   const out: BatchFilters = {
@@ -186,7 +189,12 @@ export function batchFilters(objects: readonly { id: string; object: JsonObject 
     for (const [path, value] of read.values) {
       if (value === null) continue;
       const column = Array.isArray(value) ? listColumn(path) : filterColumn(path);
-      record[column] = Array.isArray(value) ? (value.map(storedValue) as string[] | number[]) : storedValue(value);
+      const stored = (one: FieldValue) => {
+        const kept = storedValue(one);
+        return typeof kept === "string" ? form(kept) : kept;
+      };
+      // (a list's elements stay distinct: two forms of one text are one element)
+      record[column] = Array.isArray(value) ? ([...new Set(value.map(stored))] as string[] | number[]) : stored(value);
       if (!out.columns.has(column)) out.columns.set(column, columnStorage(config, column) as FilterColumnType);
     }
     out.records.set(id, record);

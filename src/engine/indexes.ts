@@ -9,6 +9,7 @@ import { failpoint } from "./failpoint.js";
 import { finishIndexWork } from "./journals.js";
 import { newIndexId } from "./ids.js";
 import { DEFAULT_TOKENIZER, resolveTokenizer } from "./tokenizer.js";
+import { TEXT_NORMALIZATION } from "./text-form.js";
 import { startWorker } from "./indexing/spawn.js";
 import { currentOwner } from "./owner.js";
 import { imageTableName, indexTables, indexTableName, namedIndex, partTables, segmentTableName } from "./project.js";
@@ -54,6 +55,7 @@ export async function createIndex(ctx: EngineContext, body: unknown, now: Date, 
     dimension: model.dimension,
     ...(model.source === "bundled" ? {} : { embedding: model }),
     ...(isNeuralOnly(configuration) ? {} : { tokenizer: resolveTokenizer(configuration.tokenizer) }),
+    normalization: TEXT_NORMALIZATION,
     created_at: now.toISOString(),
   };
   const store = await ctx.store();

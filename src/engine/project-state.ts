@@ -96,6 +96,7 @@ const IndexRecordSchema = v.object({
   model: v.string(),
   dimension: v.pipe(v.number(), v.safeInteger(), v.minValue(1)),
   embedding: v.optional(ModelSpecSchema),
+  normalization: v.optional(v.literal("NFC")),
   created_at: v.string(),
 });
 export const CatalogSchema = v.object({ version: v.literal(1), indexes: v.array(IndexRecordSchema) });

@@ -32,6 +32,11 @@ export interface IndexRecord {
    * and in indexes created before it was recorded, which have DEFAULT_TOKENIZER.
    */
   tokenizer?: Tokenizer;
+  /**
+   * The Unicode form the index holds its text and string filter values in, and puts queries and
+   * filter values in (text-form.ts). Absent in indexes created before, which hold text as given.
+   */
+  normalization?: "NFC";
   /** ISO 8601 creation time. */
   created_at: string;
 }

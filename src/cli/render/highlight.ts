@@ -2,18 +2,24 @@
 import { displayReference, type SearchHit } from "../../engine/index.js";
 import { chalk, printable } from "./style.js";
 
-/** Lower-case query words of 3 letters or more, as stems of at most 5 letters (so "cells" finds "cell"). */
+/**
+ * Lower-case query words of 3 letters or more, as stems of at most 5 letters (so "cells" finds
+ * "cell"), with accents composed (NFC): a query pasted with decomposed ones finds the same words.
+ */
 export function queryStems(query: string): string[] {
-  const words = query.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? [];
+  const words = query.normalize("NFC").toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? [];
   return [...new Set(words.map((word) => word.slice(0, Math.max(3, Math.min(word.length, 5)))))];
 }
 
-/** Spans [start, end) of words in `text` that start with one of the stems. */
+/**
+ * Spans [start, end) of words in `text` that start with one of the stems, compared with their
+ * accents composed; the spans are of `text` as given (a decomposed accent is part of its word).
+ */
 export function matchSpans(text: string, stems: readonly string[]): [number, number][] {
   if (stems.length === 0) return [];
   const spans: [number, number][] = [];
-  for (const match of text.matchAll(/[\p{L}\p{N}]+/gu)) {
-    const word = match[0].toLowerCase();
+  for (const match of text.matchAll(/[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu)) {
+    const word = match[0].normalize("NFC").toLowerCase();
     if (stems.some((stem) => word.startsWith(stem))) spans.push([match.index, match.index + match[0].length]);
   }
   return spans;

@@ -26,6 +26,7 @@ import type { IndexRow, LanceStore, ObjectRow, SegmentRow } from "../store/lance
 import type { IndexRecord, JsonObject } from "../types.js";
 import { highlightsEnabled, imageValues, MAX_IMAGES_PER_OBJECT, searchableText, segmentableFields, segmentDelimiter, type ImageValue } from "./extract.js";
 import { segmentText } from "./segment.js";
+import { textForm } from "../text-form.js";
 
 /** Objects embedded and committed per batch. */
 export const BATCH_SIZE = 128;
@@ -44,8 +45,11 @@ export interface WorkerLog {
   (message: string): void;
 }
 
-/** The highlight segments of one object, without vectors yet. */
-function objectSegments(row: ObjectRow, object: JsonObject, index: IndexRecord): Omit<SegmentRow, "vector">[] {
+/**
+ * The highlight segments of one object, without vectors yet: cut from the object as stored, so their
+ * offsets are into its text, and their text put in the index's form (text-form.ts).
+ */
+function objectSegments(row: ObjectRow, object: JsonObject, index: IndexRecord, form: (text: string) => string): Omit<SegmentRow, "vector">[] {
   return segmentableFields(object, index.configuration).flatMap(({ field, text }) =>
     segmentText(text, segmentDelimiter(index.configuration, field)).map((segment, position) => ({
       id: JSON.stringify([row.id, field, position]),
@@ -55,7 +59,7 @@ function objectSegments(row: ObjectRow, object: JsonObject, index: IndexRecord):
       position,
       start_char: segment.start,
       end_char: segment.end,
-      text: segment.text,
+      text: form(segment.text),
     })),
   );
 }
@@ -77,6 +81,7 @@ function prepareBatch(batch: readonly ObjectRow[], index: IndexRecord): Prepared
   const errors = new Map<string, string>();
   const parsed: (PreparedBatch["indexable"][number] & { object: JsonObject })[] = [];
   const highlights = highlightsEnabled(index.configuration);
+  const form = textForm(index);
   for (const row of batch) {
     try {
       const object = JSON.parse(row.body) as JsonObject;
@@ -84,13 +89,13 @@ function prepareBatch(batch: readonly ObjectRow[], index: IndexRecord): Prepared
       if (images.length > MAX_IMAGES_PER_OBJECT) {
         throw new ValidationError("TOO_MANY_IMAGES", `${images.length.toLocaleString("en-US")} images; an object holds at most ${MAX_IMAGES_PER_OBJECT} in an image index`);
       }
-      parsed.push({ row, object, text: searchableText(object, index.configuration), segments: highlights ? objectSegments(row, object, index) : [], images });
+      parsed.push({ row, object, text: form(searchableText(object, index.configuration)), segments: highlights ? objectSegments(row, object, index, form) : [], images });
     } catch (error) {
       errors.set(row.id, error instanceof Error ? error.message : String(error));
     }
   }
   // Filter values first: an object with a value its declared type cannot read is an error, not indexed.
-  const filters = batchFilters(parsed.map(({ row, object }) => ({ id: row.id, object })), index.configuration);
+  const filters = batchFilters(parsed.map(({ row, object }) => ({ id: row.id, object })), index.configuration, form);
   for (const [id, message] of filters.errors) errors.set(id, message);
   const indexable = parsed.filter(({ row }) => !errors.has(row.id)).map(({ row, text, segments, images }) => ({ row, text, segments, images }));
   return { indexable, filters, errors };

@@ -16,6 +16,7 @@ import { indexTableName } from "../project.js";
 import { compileFilter } from "../search/filters.js";
 import { parseFilter } from "../search/filter-syntax.js";
 import { buildingState } from "../status.js";
+import { filterInForm, textForm } from "../text-form.js";
 
 /** Ids one delete takes at most (its journal holds them all). */
 export const MAX_DELETE_IDS = 1_000_000;
@@ -72,6 +73,6 @@ export async function objectsMatching(ctx: EngineContext, indexId: string, filte
   }
   const store = (await ctx.store()).snapshot();
   const table = indexTableName(index.id);
-  const where = compileFilter(node, fieldResolver(index.configuration, await store.filterColumns(table)));
+  const where = compileFilter(filterInForm(node, textForm(index)), fieldResolver(index.configuration, await store.filterColumns(table)));
   return [...new Set(await store.rowIds(table, where))];
 }

@@ -24,7 +24,7 @@ export interface RankQuery {
   text: string;
   /** the words the lexical part matches (query-words.ts; default `text`) */
   lexicalText?: string;
-  /** the index's tokenizer (typo look-ups follow its lower-casing and stemming; default DEFAULT_TOKENIZER) */
+  /** the index's tokenizer (typo look-ups follow its lower-casing, stemming and folding; default DEFAULT_TOKENIZER) */
   tokenizer?: Tokenizer;
   vector: Float32Array;
   vectorWeight: number;
@@ -70,7 +70,6 @@ async function lexicalRows(store: Snapshot, table: string, q: RankQuery, limit: 
 export async function lexicalMatches(store: Snapshot, table: string, text: string, limit: number, where: string | undefined, tokenizer: Tokenizer = DEFAULT_TOKENIZER): Promise<ScoredRows> {
   const exact = await store.textSearch(table, text, limit, where);
   const candidates = typoCandidates(text, tokenizer.lowercase);
-  const stemsEnglish = tokenizer.stem && tokenizer.language === "English";
   if (candidates.length === 0 || exact.ids.length >= FEW_MATCHES) return exact;
   const misspelt = await Promise.all(
     candidates.map(async (candidate) => {
@@ -78,13 +77,13 @@ export async function lexicalMatches(store: Snapshot, table: string, text: strin
       if (found === 0) return true;
       if (found === RARE_WORD) return false;
       // a rare word: is it a misspelling of a common one?
-      const near = (await store.fuzzyTextSearch(table, fuzzyForms(candidate, stemsEnglish), RARE_WORD * CLOSE_SPELLING_RATIO, where)).ids.length;
+      const near = (await store.fuzzyTextSearch(table, fuzzyForms(candidate, tokenizer), RARE_WORD * CLOSE_SPELLING_RATIO, where)).ids.length;
       return isMisspelt(found, near);
     }),
   );
   const unmatched = candidates.filter((_, i) => misspelt[i]);
   if (unmatched.length === 0) return exact;
-  const forms = unmatched.flatMap((candidate) => fuzzyForms(candidate, stemsEnglish));
+  const forms = unmatched.flatMap((candidate) => fuzzyForms(candidate, tokenizer));
   return withFuzzyMatches(exact, await store.fuzzyTextSearch(table, forms, limit, where), limit);
 }
 

@@ -33,6 +33,7 @@ import { pageTotal, paginate } from "./paginate.js";
 import { bestImageVectors, lexicalMatches, rankRows, type RankQuery } from "./rank.js";
 import { lexicalQuery } from "./query-words.js";
 import { DEFAULT_TOKENIZER } from "../tokenizer.js";
+import { decomposedQueryWarning, filterInForm, textForm } from "../text-form.js";
 import { parseSearchParams, projectObject, type SearchMode, type SearchParams, type SearchRequest } from "./request.js";
 
 /** The mode a search runs in: the index's own unless asked otherwise; a neural-only index has no lexical part. */
@@ -91,8 +92,11 @@ export async function search(ctx: EngineContext, indexId: string, params: Search
 }
 
 async function searchSnapshot(ctx: EngineContext, indexId: string, params: SearchParams): Promise<SearchPage> {
-  const request = parseSearchParams(params);
+  const parsed = parseSearchParams(params);
   const index = await findIndex(ctx, indexId);
+  // The query and the filter's values in the form the index holds text in (text-form.ts).
+  const form = textForm(index);
+  const request = { ...parsed, query: form(parsed.query), filter: parsed.filter && filterInForm(parsed.filter, form) };
   const table = indexTableName(index.id);
   const mode = searchMode(index, request);
   // Loading the model is most of a cold start: overlap it with opening the database.
@@ -107,6 +111,8 @@ async function searchSnapshot(ctx: EngineContext, indexId: string, params: Searc
   const resolver = request.filter ? fieldResolver(index.configuration, await store.filterColumns(table)) : undefined;
   const where = request.filter && resolver ? compileFilter(request.filter, resolver) : undefined;
   const warnings: Warning[] = [];
+  const decomposed = decomposedQueryWarning(index, parsed.query, parsed.filter);
+  if (decomposed) warnings.push(decomposed);
   /** The page with the search's warnings; `shown`: the objects it shows, for `--object-fields` no object has. */
   const withWarnings = async (page: SearchPage, shown: readonly JsonObject[] = []): Promise<SearchPage> => {
     if (request.objectFields && params.fieldWarnings === true) {

@@ -34,8 +34,8 @@ const FUZZY_EXPANSIONS = 50;
 /**
  * The prefix a fuzzy word keeps, in LanceDB's unit: bytes of the word's UTF-8, which LanceDB slices
  * without looking for a character boundary (`prefixLength: 1` on `éclair` panicked inside LanceDB,
- * exit 1). Its first letter when that is one byte (ASCII); none otherwise, as the byte length of a
- * first letter LanceDB's tokenizer may fold or re-case is not ours to predict.
+ * exit 1). Its first letter when that is one byte (ASCII); none otherwise. (Words come with their
+ * accents folded when the index folds them, search/typos.ts: `éclair` is looked up as `eclair`.)
  */
 export function fuzzyPrefixLength(word: string): number {
   return word.charCodeAt(0) < 0x80 ? 1 : 0;
@@ -44,7 +44,8 @@ export function fuzzyPrefixLength(word: string): number {
 /**
  * BM25 matches of any of `words`, each within `fuzziness` edits of a word of the text (the first
  * letter kept when it is ASCII, see fuzzyPrefixLength: a typo there is rare, and keeping it makes the
- * expansion cheap), for typo tolerance (search/typos.ts).
+ * expansion cheap), for typo tolerance (search/typos.ts). LanceDB compares each word with the
+ * index's words as given: neither lower-cased, stemmed nor folded.
  */
 export async function fuzzyTextSearch(tables: Tables, name: string, words: readonly { word: string; fuzziness: number }[], limit: number, where?: string): Promise<ScoredRows> {
   if (words.length === 0) return NO_ROWS;

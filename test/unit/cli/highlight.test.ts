@@ -12,6 +12,19 @@ describe("highlight rendering", () => {
     ]);
   });
 
+  it("finds words alike with composed or decomposed accents, at their places in the text as given", () => {
+    const decomposed = "Gru\u0308ße aus Zu\u0308rich";
+    expect(matchSpans(decomposed, queryStems("zürich"))).toEqual([[11, 18]]);
+    expect(matchSpans("Grüße aus Zürich", queryStems("Zu\u0308rich gru\u0308ße"))).toEqual([
+      [0, 5],
+      [10, 16],
+    ]);
+    expect(matchSpans(decomposed, queryStems("Zu\u0308rich gru\u0308ße"))).toEqual([
+      [0, 6],
+      [11, 18],
+    ]);
+  });
+
   it("emphasises matches when colour is on, and fits the width with ellipses", () => {
     const level = chalk.level;
     chalk.level = 1;

@@ -72,6 +72,7 @@ describe("Project", () => {
       [JSON.stringify({ version: 1, indexes: [{ ...record, id: "SECRET" }] }), "indexes.0.id: expected /^idx_[a-z0-9]+$/"],
       [JSON.stringify({ version: 1, indexes: [{ ...record, dimension: "SECRET" }] }), "indexes.0.dimension: expected number"],
       [JSON.stringify({ version: 1, indexes: [{ ...record, dimension: 7777777.5 }] }), "indexes.0.dimension: expected a whole number"],
+      [JSON.stringify({ version: 1, indexes: [{ ...record, normalization: "SECRET" }] }), 'indexes.0.normalization: expected "NFC"'],
     ];
     for (const [text, reason] of cases) {
       writeFileSync(catalog, text);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { DEFAULT_TOKENIZER } from "../../../src/engine/tokenizer.js";
 import { CLOSE_SPELLING_RATIO, FUZZY_SHARE, isMisspelt, MAX_TYPO_WORDS, fuzzinessOf, fuzzyForms, roughStem, typoCandidates, withFuzzyMatches } from "../../../src/engine/search/typos.js";
 
 const rows = (ids: string[], scores: number[], withRows = false) => ({ ids, scores: Float64Array.from(scores), ...(withRows ? { rows: Float64Array.from(ids.map((_, i) => 100 + i)) } : {}) });
@@ -75,8 +76,24 @@ describe("roughStem and fuzzyForms", () => {
     expect(roughStem(word)).toBe(stem);
   });
   it("matches a misspelt word as written and by its rough stem when the index stems English", () => {
-    expect(fuzzyForms({ word: "headphnes", fuzziness: 2 }, true)).toEqual([{ word: "headphnes", fuzziness: 2 }, { word: "headphn", fuzziness: 2 }]);
-    expect(fuzzyForms({ word: "headphnes", fuzziness: 2 }, false)).toEqual([{ word: "headphnes", fuzziness: 2 }]);
+    expect(fuzzyForms({ word: "headphnes", fuzziness: 2 }, DEFAULT_TOKENIZER)).toEqual([{ word: "headphnes", fuzziness: 2 }, { word: "headphn", fuzziness: 2 }]);
+    expect(fuzzyForms({ word: "headphnes", fuzziness: 2 }, { ...DEFAULT_TOKENIZER, stem: false })).toEqual([{ word: "headphnes", fuzziness: 2 }]);
+    expect(fuzzyForms({ word: "headphnes", fuzziness: 2 }, { ...DEFAULT_TOKENIZER, language: "German" })).toEqual([{ word: "headphnes", fuzziness: 2 }]);
+  });
+  // LanceDB compares a fuzzy word with its index's words as given, and those are folded: an accent
+  // spent one of the word's edits (`éclairgae` was 3 from the stored `eclairag`)
+  it.each([
+    ["éclairgae", ["eclairgae", "eclairga"]],
+    ["überraschugn", ["uberraschugn"]],
+    ["straßenbahnen", ["strassenbahnen"]],
+    ["ǽsthetics", ["aesthetics", "aesthetic"]],
+    ["москвы", ["москвы"]],
+  ])("folds the accents of %s when the index folds them", (word, forms) => {
+    const candidate = { word, fuzziness: fuzzinessOf(word) };
+    expect(fuzzyForms(candidate, DEFAULT_TOKENIZER).map((form) => form.word)).toEqual(forms);
+    expect(fuzzyForms(candidate, { ...DEFAULT_TOKENIZER, stem: false, ascii_folding: false }).map((form) => form.word)).toEqual([word]);
+    // (the edits allowed are counted on the word as typed: 9 letters, 2 edits, for `éclairgae`)
+    expect(fuzzyForms(candidate, DEFAULT_TOKENIZER).every((form) => form.fuzziness === candidate.fuzziness)).toBe(true);
   });
 });
 
