@@ -70,6 +70,7 @@ export const IndexSchema = v.object({
   model: v.string(),
   dimension: v.number(),
   embedding: v.optional(v.record(v.string(), v.unknown())),
+  normalization: v.optional(v.pipe(v.literal("NFC"), v.description("Indexes created since 6 December 2026: text, queries and filter values are compared in Unicode NFC."))),
   created_at: v.string(),
   state: v.picklist(["BUILDING", "READY"]),
   status: StatusCounts,
