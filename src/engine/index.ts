@@ -43,6 +43,7 @@ export type { CreateIndexBody, IndexConfiguration, FieldType } from "./config.js
 export { FIELD_TYPES, INDEX_TYPES } from "./config.js";
 export { readsAsDocument } from "./files/kinds.js";
 export type { AddFilesResult, FileChange } from "./files/add-files.js";
+export type { SkipKind } from "./files/document.js";
 export { DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULTS, VECTOR_CANDIDATES } from "./search/limits.js";
 export { DEFAULT_MODEL } from "./embedding/registry.js";
 export type { ModelListEntry, PullResult } from "./models.js";

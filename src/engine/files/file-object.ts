@@ -47,14 +47,14 @@ export async function fileBytes(found: FoundFile): Promise<Buffer> {
   try {
     handle = await open(found.file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
-    throw new UnreadableFile(`cannot be read: ${systemReason(error)}`);
+    throw new UnreadableFile(`cannot be read: ${systemReason(error)}`, "unreadable");
   }
   try {
-    if (!(await handle.stat()).isFile()) throw new UnreadableFile("not a regular file (a pipe, socket or device)");
+    if (!(await handle.stat()).isFile()) throw new UnreadableFile("not a regular file (a pipe, socket or device)", "unreadable");
     return await handle.readFile();
   } catch (error) {
     if (error instanceof UnreadableFile) throw error;
-    throw new UnreadableFile(`cannot be read: ${systemReason(error)}`);
+    throw new UnreadableFile(`cannot be read: ${systemReason(error)}`, "unreadable");
   } finally {
     await handle.close();
   }
@@ -99,7 +99,7 @@ function own(id: string, object: JsonObject): ParsedObject {
   try {
     objectId({ id }, "id", id);
   } catch (error) {
-    throw new UnreadableFile(`its path cannot be an id: ${(error as Error).message.replace(/^.*?field "id" /, "")}`);
+    throw new UnreadableFile(`its path cannot be an id: ${(error as Error).message.replace(/^.*?field "id" /, "")}`, "id");
   }
   return { object, where: id, id };
 }

@@ -47,8 +47,8 @@ describe("walk", () => {
     ]);
     expect(result.files[0]?.base).toBe(path.dirname(root));
     expect(result.skipped).toEqual([
-      { path: "docs/a/keep.log", reason: ".log is not a format semsearch reads (to read it as plain text: --ext log)" },
-      { path: "docs/c.bin", reason: "binary, of a format semsearch does not read (.bin)" },
+      { path: "docs/a/keep.log", reason: ".log is not a format semsearch reads (to read it as plain text: --ext log)", kind: "format" },
+      { path: "docs/c.bin", reason: "binary, of a format semsearch does not read (.bin)", kind: "format" },
     ]);
     expect(result.scopes).toEqual(["docs/"]);
     expect(result.ignored).toBe(4); // .gitignore, .semsearchignore, .hidden.md, secret/ (node_modules is never entered)
@@ -79,7 +79,7 @@ describe("walk", () => {
     symlinkSync(path.join(root, "pipe.md"), path.join(root, "to-pipe.md"));
     const result = await walk([root, path.join(root, "pipe.md")], { maxFileSize: 1000 });
     expect(result.files.map((file) => file.path)).toEqual(["docs/a.md", "docs/late.md"]);
-    expect(result.skipped).toEqual(["docs/pipe.md", "docs/to-pipe.md", "docs/pipe.md"].map((file) => ({ path: file, reason: "not a regular file (a pipe, socket or device)" })));
+    expect(result.skipped).toEqual(["docs/pipe.md", "docs/to-pipe.md", "docs/pipe.md"].map((file) => ({ path: file, reason: "not a regular file (a pipe, socket or device)", kind: "unreadable" })));
     const late = result.files[1] as FoundFile;
     rmSync(late.file);
     execFileSync("mkfifo", [late.file]);
@@ -95,7 +95,10 @@ describe("walk", () => {
     const result = await walk([root], { maxFileSize: 1000 });
     expect(result.files.map((file) => file.path)).toEqual(["docs/a.md", "docs/ok\uFFFD.md"]);
     const reason = "its name is not valid UTF-8 (rename it to read it)";
-    expect(result.skipped).toEqual([{ path: "docs/bad\uFFFD.md", reason }, { path: "docs/dir\uFFFD/", reason }]);
+    expect(result.skipped).toEqual([
+      { path: "docs/bad\uFFFD.md", reason, kind: "unreadable" },
+      { path: "docs/dir\uFFFD/", reason, kind: "unreadable" },
+    ]);
   });
 
   it("refuses two folders or files of one name from different places, which would be stored under one path", async () => {
