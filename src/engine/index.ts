@@ -42,6 +42,7 @@ export type { CopyProgress, CopyResult } from "./project-copy.js";
 export type { CreateIndexBody, IndexConfiguration, FieldType } from "./config.js";
 export { FIELD_TYPES, INDEX_TYPES } from "./config.js";
 export { readsAsDocument } from "./files/kinds.js";
+export { refuseProjectData } from "./files/project-folder.js";
 export type { AddFilesResult, FileChange } from "./files/add-files.js";
 export type { SkipKind } from "./files/document.js";
 export { DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULTS, VECTOR_CANDIDATES } from "./search/limits.js";

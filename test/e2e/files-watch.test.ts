@@ -9,6 +9,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, wri
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, cliJson, tempProject, userEnv } from "../helpers/cli.js";
+import { addObjects, ok } from "../helpers/in-process.js";
 
 interface Watcher {
   child: ChildProcessWithoutNullStreams;
@@ -226,4 +227,30 @@ describe("objects add --watch", () => {
       expect((await restarted.exited).code).toBe(0);
     }
   });
+  it("another project made inside the watched folder is left out, said once, and what is written into it later is not looked at", async () => {
+    const project = tempProject();
+    const notes = path.join(path.dirname(project), "notes");
+    mkdirSync(notes, { recursive: true });
+    writeFileSync(path.join(notes, "a.md"), "# A\n");
+    const watcher = startWatcher(project, notes);
+    await watcher.until((line) => "reconciled" in line);
+    // a project of its own made in it (as `--project notes/inner` makes one), with a key
+    const inner = path.join(notes, "inner");
+    await ok(inner, async (engine) => {
+      await addObjects(engine, '{"id":"i1","title":"inner"}\n');
+      await engine.createKey({ name: "k" });
+    });
+    await watcher.until((line) => line.action === "skipped" && line.path === "notes/inner/" && line.kind === "project");
+    // written to again, then a file of the folder's: the file is added, the project still left out and said once
+    await ok(inner, (engine) => addObjects(engine, '{"id":"i2","title":"inner again"}\n'));
+    writeFileSync(path.join(notes, "z.md"), "# Z\n");
+    await watcher.until((line) => line.action === "added" && line.path === "notes/z.md");
+    expect(watcher.lines.filter((line) => String(line.path).startsWith("notes/inner"))).toEqual([
+      { action: "skipped", path: "notes/inner/", objects: 0, reason: expect.stringContaining("a semsearch project's folder"), kind: "project" },
+    ]);
+    expect(Object.keys(await projectFiles(project)).sort()).toEqual(["notes/a.md", "notes/z.md"]);
+    watcher.child.kill("SIGINT");
+    expect((await watcher.exited).code).toBe(0);
+  });
+
 });

@@ -19,6 +19,7 @@ import path from "node:path";
 import { NotFoundError, UsageError } from "../errors.js";
 import type { SkipKind } from "./document.js";
 import { fileKind, type FileKind } from "./kinds.js";
+import { projectFolderReason, projectMark, refuseProjectData } from "./project-folder.js";
 
 export interface WalkOptions {
   /** Only files whose stored path matches one of these (picomatch globs, e.g. `**\/*.md`). */
@@ -31,6 +32,8 @@ export interface WalkOptions {
   maxFileSize: number;
   /** Folders never entered (the project's own), absolute. */
   skipDirs?: readonly string[];
+  /** Called with each folder left out as another semsearch project's (absolute), as it is found (`--watch` stops looking inside it). */
+  onProjectFolder?: (dir: string) => void;
   /**
    * Stored paths to look at instead of whole folders (`--watch`'s events): each one under a folder
    * target is walked alone (a folder whole), as the full walk would see it, and is the scope.
@@ -197,6 +200,15 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     await consider(file, child, base, info);
   };
 
+  /** Whether folder `dir` (stored as `stored`) is another project's: then it is skipped, with the reason. */
+  const isProject = async (dir: string, stored: string, names?: ReadonlySet<string>) => {
+    const mark = await projectMark(dir, names);
+    if (mark === null) return false;
+    result.skipped.push({ path: under(stored), reason: projectFolderReason(mark), kind: "project" });
+    options.onProjectFolder?.(dir);
+    return true;
+  };
+
   const walkDir = async (dir: string, stored: string, base: string, inherited: Rules) => {
     if (skipDirs.has(dir)) return;
     let entries: import("node:fs").Dirent[];
@@ -206,6 +218,7 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
       result.skipped.push({ path: under(stored), reason: `the folder cannot be read: ${systemReason(error)}`, kind: "unreadable" });
       return;
     }
+    if (await isProject(dir, stored, new Set(entries.map((entry) => entry.name)))) return;
     const rules = [...inherited, ...(await readRules(dir))];
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) await visit(dir, entry, `${under(stored)}${entry.name}`, base, rules);
@@ -232,6 +245,7 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
       if (i === names.length - 1) return visit(dir, entry, child, base, rules);
       const folder = path.join(dir, name);
       if (!info.isDirectory() || NEVER_ENTERED.has(name) || name.startsWith(".") || skipDirs.has(folder) || ignoredBy(rules, folder, true) || leftOut(child, true)) return;
+      if (await isProject(folder, child)) return;
       dir = folder;
       at = child;
       rules = [...rules, ...(await readRules(dir))];
@@ -245,6 +259,7 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
       // (checked before the add starts: gone since, as a folder --watch watches can be)
       throw new NotFoundError("INPUT_GONE", `${target} cannot be read: ${systemReason(error)}; the objects read from it stay`);
     });
+    await refuseProjectData(target);
     const { base, path: stored } = storedPath(absolute, info.isDirectory());
     if (info.isDirectory()) for (const dir of await spelledUnder(absolute, options.skipDirs ?? [])) skipDirs.add(dir);
     // Two folders of one name (a/notes, b/notes) would be stored under one path, the second's files

@@ -141,6 +141,59 @@ describe("walk of named paths (--watch)", () => {
   });
 });
 
+describe("walk: other semsearch projects' folders (issue 40)", () => {
+  const CATALOG = '{"version":1,"indexes":[]}';
+  const KEYS = '{"version":1,"secret":"0123456789abcdef0123456789abcdef","keys":[]}';
+  const reason = (mark: string) => `a semsearch project's folder (it holds ${mark}): its files are the project's data, not documents (name a folder inside it to add that folder)`;
+
+  it("leaves out a folder holding a semsearch catalog, keys file or object table, whatever its name, and reads look-alikes", async () => {
+    const root = tree({
+      "a.md": "a",
+      "old/catalog.json": CATALOG,
+      "old/progress/p.json": "{}",
+      "keysonly/keys.json": KEYS,
+      "damaged/seq": "3",
+      "damaged/progress/x.json": "{}",
+      "damaged/data/objects.lance/_versions/1.manifest": "m",
+      // a user's folders: a product catalog, a data folder, a LanceDB table alone
+      "shop/catalog.json": '{"version":2,"products":[]}',
+      "shop/data/items.txt": "i",
+      "lance/data/objects.lance/x.txt": "x",
+      "notes/keys.json": '{"keys":["a"]}',
+      "notes/progress/week.md": "w",
+    });
+    const result = await walk([root], { maxFileSize: 1000 });
+    expect(result.files.map((file) => file.path)).toEqual(["docs/a.md", "docs/lance/data/objects.lance/x.txt", "docs/notes/keys.json", "docs/notes/progress/week.md", "docs/shop/catalog.json", "docs/shop/data/items.txt"]);
+    expect(result.skipped).toEqual([
+      { path: "docs/damaged/", reason: reason("data/objects.lance"), kind: "project" },
+      { path: "docs/keysonly/", reason: reason("keys.json"), kind: "project" },
+      { path: "docs/old/", reason: reason("catalog.json"), kind: "project" },
+    ]);
+  });
+
+  it("leaves one out of a walk of named paths (--watch) too, saying which folders it found", async () => {
+    const root = tree({ "a.md": "a", "p/catalog.json": CATALOG, "p/keys.json": KEYS, "p/docs/b.md": "b" });
+    const found: string[] = [];
+    const result = await walk([root], { maxFileSize: 1000, only: new Set(["docs/a.md", "docs/p/keys.json", "docs/p/docs/b.md", "docs/p"]), onProjectFolder: (dir) => found.push(dir) });
+    expect(result.files.map((file) => file.path)).toEqual(["docs/a.md"]);
+    expect(result.skipped.map((file) => [file.path, file.kind])).toEqual([["docs/p/", "project"], ["docs/p/", "project"], ["docs/p/", "project"]]);
+    expect(found).toEqual([path.join(root, "p"), path.join(root, "p"), path.join(root, "p")]);
+  });
+
+  it("refuses a project's folder, or one of its own files or folders, named directly; a user's folder inside one can be named", async () => {
+    const root = tree({ "p/catalog.json": CATALOG, "p/keys.json": KEYS, "p/progress/i.json": "{}", "p/mine/m.md": "m" });
+    for (const target of [path.join(root, "p"), path.join(root, "p", "keys.json"), path.join(root, "p", "progress"), path.join(root, "p", "progress", "i.json")]) {
+      const refused = await walk([target], { maxFileSize: 1000 }).then(
+        () => null,
+        (error: unknown) => error as { code: string; exitCode: number; message: string },
+      );
+      expect(refused, target).toMatchObject({ code: "INPUT_IS_PROJECT", exitCode: 2 });
+      expect(refused?.message).toContain(`${JSON.stringify(target)} ${target.endsWith("/p") ? "is a semsearch project's folder (it holds catalog.json)" : `is part of a semsearch project (its folder ${JSON.stringify(path.join(root, "p"))} holds catalog.json)`}`);
+    }
+    expect((await walk([path.join(root, "p", "mine")], { maxFileSize: 1000 })).files.map((file) => file.path)).toEqual(["mine/m.md"]);
+  });
+});
+
 describe("stored paths", () => {
   const stored = ["notes/a.md", "notes/sub/b.md", "docs/notes/a.md", "other/a.md", "notes2/x.md"];
   it("a given path names the stored paths equal to or under the longest end of it that names any", () => {
