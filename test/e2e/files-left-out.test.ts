@@ -56,3 +56,29 @@ describe("objects add of a folder holding another project", () => {
     expect([keys.exitCode, JSON.parse(keys.stderr).errors[0].code, keys.stdout]).toEqual([2, "INPUT_IS_PROJECT", ""]);
   });
 });
+
+describe("a file deleted while an add reads the folder", () => {
+  it("is gone (deleted with --sync), not skipped as unreadable, so the next add has nothing to say of it", async () => {
+    const root = tempDir();
+    const notes = path.join(root, "notes");
+    mkdirSync(notes);
+    // more files than an add reads at once (32), so the last is read after the first are done
+    for (let i = 0; i < 40; i++) writeFileSync(path.join(notes, `f${String(i).padStart(2, "0")}.txt`), `file ${i}\n`);
+    const project = path.join(root, "project");
+    await ok(project, (engine) => engine.addFiles([notes]));
+    for (let i = 1; i < 40; i++) writeFileSync(path.join(notes, `f${String(i).padStart(2, "0")}.txt`), `file ${i}, changed\n`);
+    const last = path.join(notes, "f39.txt");
+    // deleted once the first file (unchanged) is done: after the walk found it, before it is read
+    const onProgress = (done: number) => done === 1 && rmSync(last);
+    const result = await ok(project, (engine) => engine.addFiles([notes], { sync: true, onProgress }));
+    expect([result.skipped, result.files.unchanged, result.files.replaced, result.files.deleted, result.deleted]).toEqual([[], 1, 38, 1, 1]);
+    const again = await ok(project, (engine) => engine.addFiles([notes], { sync: true }));
+    expect([again.files.unchanged, again.files.deleted, again.skipped]).toEqual([39, 0, []]);
+    // without --sync, such a file is counted as gone
+    writeFileSync(last, "back\n");
+    await ok(project, (engine) => engine.addFiles([notes]));
+    writeFileSync(last, "back, changed\n");
+    const plain = await ok(project, (engine) => engine.addFiles([notes], { onProgress }));
+    expect([plain.skipped, plain.gone]).toEqual([[], 1]);
+  });
+});

@@ -133,7 +133,7 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
   // threads), then handled in walk order.
   let pool: ReadPool | undefined;
   const readInPool: DocumentReader = (kind, bytes, name) => (pool ??= new ReadPool()).read(kind, bytes, name);
-  type Outcome = { skipped: string; kind: SkipKind } | { unchanged: true } | { read: Awaited<ReturnType<typeof fileObjects>> };
+  type Outcome = { skipped: string; kind: SkipKind } | { unchanged: true } | { vanished: true } | { read: Awaited<ReturnType<typeof fileObjects>> };
   const prepare = async (found: FoundFile): Promise<Outcome> => {
     const limit = found.kind === "pdf" ? maxFileSize * PDF_SIZE_FACTOR : maxFileSize;
     if (found.size > limit) return { skipped: `${formatSize(found.size)} is over the ${formatSize(limit)} limit (--max-file-size)`, kind: "size" };
@@ -142,6 +142,7 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
     if (before && before.size === found.size && before.modified === found.modified.toISOString() && !options.recheck?.has(found.path)) return { unchanged: true };
     try {
       const bytes = await fileBytes(found);
+      if (bytes === null) return { vanished: true };
       const hash = contentHash(bytes);
       if (before && before.hash === hash) return { unchanged: true };
       return { read: await fileObjects(found, bytes, readInPool, hash) };
@@ -163,6 +164,14 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
         }
         if ("unchanged" in outcome) {
           report({ action: "unchanged", path: found.path, objects: 0 });
+          continue;
+        }
+        if ("vanished" in outcome) {
+          // Deleted since the walk: gone, as if deleted before it (not skipped as unreadable, and then
+          // deleted by the next reconcile of --watch, which its deletion's event starts: said twice).
+          const entry = stored.get(found.path);
+          if (entry) gone.push([found.path, entry]);
+          options.onProgress?.(++done, total);
           continue;
         }
         const { read } = outcome;
