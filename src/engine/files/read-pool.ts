@@ -32,6 +32,8 @@ const THREAD_HEAP_MB = 1024;
 const CHECK_MS = 250;
 /** A read still going after this many times its limit on the clock is stopped, whatever its processor time says. */
 export const WALL_FACTOR = 10;
+/** A thread not ready after this long (or WALL_FACTOR times the limit, if longer), in ms, is taken as unable to start. */
+const START_LIMIT_MS = 60_000;
 /** Linux counts a thread's time in clock ticks of 1/100 s (USER_HZ, 100 on every architecture Node runs on). */
 const TICKS_PER_SECOND = 100;
 
@@ -57,6 +59,8 @@ interface Slot {
   clock: ThreadClock | null | undefined;
   /** A look at its processor time is under way. */
   checking: boolean;
+  /** When it was started (performance.now()). */
+  startedAt: number;
 }
 
 export class ReadPool {
@@ -67,7 +71,7 @@ export class ReadPool {
   private ticker: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly size = Math.max(1, availableParallelism()),
+    private size = Math.max(1, availableParallelism()),
     private readonly timeoutMs = readTimeoutMs(),
   ) {}
 
@@ -88,7 +92,7 @@ export class ReadPool {
 
   private dispatch(): void {
     while (this.queue.length > 0 && !this.closed) {
-      let slot = this.slots.find((candidate) => candidate.task === null && candidate.clock !== undefined);
+      const slot = this.slots.find((candidate) => candidate.task === null && candidate.clock !== undefined);
       if (!slot && this.slots.length < this.size) this.spawn();
       if (!slot) break; // (a thread is free again, or ready, later)
       const task = this.queue.shift() as Task;
@@ -118,13 +122,20 @@ export class ReadPool {
   /** Stops each read over its limit: its processor time, else (no way to read it) its time on the clock; and WALL_FACTOR times that on the clock. */
   private check(): void {
     const now = performance.now();
-    for (const slot of this.slots) {
+    for (const slot of [...this.slots]) {
+      if (slot.clock === undefined && now - slot.startedAt > Math.max(START_LIMIT_MS, this.timeoutMs * WALL_FACTOR)) {
+        this.slots.splice(this.slots.indexOf(slot), 1); // (before its exit, which would say it again)
+        void slot.worker.terminate();
+        this.broken(slot, `it did not start within ${seconds(now - slot.startedAt)} s`);
+        continue;
+      }
       const task = slot.task;
       if (!task || task.sentAt === undefined) continue;
       const wall = now - task.sentAt;
       if (wall > this.timeoutMs * WALL_FACTOR) {
         this.fail(slot, new UnreadableFile(`reading it was not done after ${seconds(wall)} s on the clock (${WALL_FACTOR} times SEMSEARCH_FILE_TIMEOUT), so it was stopped`, "limit"));
-      } else if (slot.clock === null && wall > this.timeoutMs) {
+      } else if ((slot.clock === null || task.cpuAtStart === null) && wall > this.timeoutMs) {
+        // (no way to read its processor time, or none when it started: /proc hidden, say)
         this.fail(slot, new UnreadableFile(`reading it took more than ${seconds(this.timeoutMs)} s (SEMSEARCH_FILE_TIMEOUT), so it was stopped`, "limit"));
       } else if (slot.clock && !slot.checking && typeof task.cpuAtStart === "number") {
         slot.checking = true;
@@ -141,7 +152,7 @@ export class ReadPool {
 
   private spawn(): Slot {
     const worker = new Worker(new URL("./read-thread.js", import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB } });
-    const slot: Slot = { worker, task: null, clock: undefined, checking: false };
+    const slot: Slot = { worker, task: null, clock: undefined, checking: false, startedAt: performance.now() };
     type Message = { ready: true; tid: number | null } | { id: number; document?: FileDocument; error?: { unreadable: boolean; kind?: SkipKind; message: string } };
     worker.on("message", (message: Message) => {
       if ("ready" in message) {
@@ -176,12 +187,16 @@ export class ReadPool {
     slot.task = null;
   }
 
-  /** A thread that failed before it was ready: the files waiting are refused (another thread would fail the same way). */
+  /**
+   * A thread that failed before it was ready: the pool has one thread fewer from then on (another
+   * would likely fail the same way); with none left, the files waiting are refused.
+   */
   private broken(slot: Slot, why: string): void {
     const index = this.slots.indexOf(slot);
     if (index !== -1) this.slots.splice(index, 1);
-    for (const task of this.queue.splice(0)) task.reject(new InternalError("READ_THREAD_FAILED", `a thread reading documents could not start: ${why}`));
-    this.tick(this.waiting());
+    this.size = Math.max(0, this.size - 1);
+    if (this.size === 0) for (const task of this.queue.splice(0)) task.reject(new InternalError("READ_THREAD_FAILED", `no thread reading documents could start: ${why}`));
+    this.dispatch();
   }
 
   /** Ends a slot's task with `error`, and replaces its thread (terminated first when still running). */
