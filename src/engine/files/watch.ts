@@ -105,7 +105,7 @@ export async function watchFiles(ctx: EngineContext, targets: readonly string[],
   let fullNeeded = true;
   const reconcile = async (recheck: ReadonlySet<string>, first: boolean) => {
     // Only the paths the events named, unless the whole folder must be looked at: at the start, every
-    // FULL_EVERY_MS (events the system dropped), after a watcher error, or when an ignore file or a
+    // FULL_EVERY_MS (events the system dropped), after a watcher error or a failed reconcile, or when an ignore file or a
     // watched folder itself changed (what is walked may have changed everywhere).
     const full = fullNeeded || Date.now() - lastFull > FULL_EVERY_MS || [...recheck].some((file) => roots.some((root) => root.stored === file) || IGNORE_FILES.includes(file.slice(file.lastIndexOf("/") + 1)));
     // (the projects' folders this reconcile looks at are found again, or are projects no more)
@@ -154,6 +154,9 @@ export async function watchFiles(ctx: EngineContext, targets: readonly string[],
         options.onError?.(error);
         for (const file of recheck) pending.add(file);
         failed = true;
+        // The retry looks at the whole folder: what happened meanwhile may have no event (a watched
+        // folder deleted and made again is not reported at once, and its new files never are).
+        fullNeeded = true;
         if (first) throw error; // a first reconcile that fails (no such folder, a refused add) ends the watch
         await Promise.race([sleep(RETRY_MS), stopped]);
       }
