@@ -6,7 +6,7 @@ import { createReadStream, fstatSync, statSync } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import { InvalidArgumentError, type Command } from "commander";
 import { warn } from "./output.js";
-import { Engine, UsageError, DEFAULT_PROJECT_DIR, findProjectDir, isBucketAddress, namedProjectDir, projectAddress, formatByteLimit, type ObjectsInput } from "../engine/index.js";
+import { Engine, UsageError, DEFAULT_PROJECT_DIR, findProjectDir, isBucketAddress, namedProjectDir, projectAddress, formatByteLimit, refuseProjectData, type ObjectsInput } from "../engine/index.js";
 
 /** Options every command inherits from the root program. */
 export interface GlobalOptions {
@@ -172,6 +172,7 @@ export async function objectsInput(file: string): Promise<ObjectsInput> {
   } catch (error) {
     throw unreadable(file, error);
   }
+  await refuseProjectData(file); // (a project's catalog.json or keys.json is its data, not objects)
   // A pipe, a FIFO or /dev/stdin can be read once only: it is streamed (and spooled), like standard input.
   const base = path.dirname(path.resolve(file));
   return regular ? { path: file, source: file, base } : { stream: createReadStream(file), source: file, base };

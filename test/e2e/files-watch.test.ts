@@ -9,6 +9,8 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, wri
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, cliJson, tempProject, userEnv } from "../helpers/cli.js";
+import { addObjects, ok } from "../helpers/in-process.js";
+import { waitFor } from "../helpers/wait.js";
 
 interface Watcher {
   child: ChildProcessWithoutNullStreams;
@@ -225,5 +227,56 @@ describe("objects add --watch", () => {
       restarted.child.kill("SIGINT");
       expect((await restarted.exited).code).toBe(0);
     }
+  });
+  it("another project made inside the watched folder is left out, said once, and what is written into it later is not looked at", async () => {
+    const project = tempProject();
+    const notes = path.join(path.dirname(project), "notes");
+    mkdirSync(notes, { recursive: true });
+    writeFileSync(path.join(notes, "a.md"), "# A\n");
+    const watcher = startWatcher(project, notes);
+    await watcher.until((line) => "reconciled" in line);
+    // a project of its own made in it (as `--project notes/inner` makes one), with a key
+    const inner = path.join(notes, "inner");
+    await ok(inner, async (engine) => {
+      await addObjects(engine, '{"id":"i1","title":"inner"}\n');
+      await engine.createKey({ name: "k" });
+    });
+    await watcher.until((line) => line.action === "skipped" && line.path === "notes/inner/" && line.kind === "project");
+    // written to again, then a file of the folder's: the file is added, the project still left out and said once
+    await ok(inner, (engine) => addObjects(engine, '{"id":"i2","title":"inner again"}\n'));
+    writeFileSync(path.join(notes, "z.md"), "# Z\n");
+    await watcher.until((line) => line.action === "added" && line.path === "notes/z.md");
+    expect(watcher.lines.filter((line) => String(line.path).startsWith("notes/inner"))).toEqual([
+      { action: "skipped", path: "notes/inner/", objects: 0, reason: expect.stringContaining("a semsearch project's folder"), kind: "project" },
+    ]);
+    expect(Object.keys(await projectFiles(project)).sort()).toEqual(["notes/a.md", "notes/z.md"]);
+    watcher.child.kill("SIGINT");
+    expect((await watcher.exited).code).toBe(0);
+  });
+
+  it("a file deleted while a reconcile reads the folder is said once, deleted (not also skipped as no longer existing)", async () => {
+    const project = tempProject();
+    const notes = path.join(path.dirname(project), "notes");
+    const file = (i: number) => path.join(notes, `f${String(i).padStart(4, "0")}.txt`);
+    mkdirSync(notes, { recursive: true });
+    for (let i = 0; i < 1200; i++) writeFileSync(file(i), `file ${i}\n`);
+    await ok(project, (engine) => engine.addFiles([notes]));
+    for (let i = 0; i < 1200; i++) writeFileSync(file(i), `file ${i}, edited\n`);
+    // the watcher's first reconcile reads every file, in two steps; each pauses 3 s once written
+    const watcher = startWatcher(project, notes, { SEMSEARCH_FAILPOINT: "files:added:pause" });
+    // in the pause after the first step (1,000 files), a file not read yet is deleted
+    const edited = createHash("sha256").update("file 0, edited\n").digest("hex");
+    await waitFor("the first step's objects", async () => (await ok(project, (engine) => engine.getObject("notes/f0000.txt"))).object.hash === edited, { timeoutMs: 120_000, intervalMs: 200 });
+    rmSync(file(1150));
+    const reconciled = (await watcher.until((line) => "reconciled" in line)).reconciled as { files: Record<string, number>; skipped: unknown[] };
+    expect([reconciled.files.replaced, reconciled.files.deleted, reconciled.skipped]).toEqual([1199, 1, []]);
+    // then a file added: its line comes once the deletion's own event has been reconciled too, which has nothing more to say
+    const seen = watcher.lines.length;
+    writeFileSync(path.join(notes, "z.md"), "# Z\n");
+    await watcher.until((line) => line.action === "added" && line.path === "notes/z.md", seen);
+    expect(watcher.lines.slice(seen)).toEqual([{ action: "added", path: "notes/z.md", objects: 1 }]);
+    expect(await ok(project, async (engine) => (await engine.listObjects(0, 2000)).length)).toBe(1200); // (1,199 files, z.md)
+    watcher.child.kill("SIGINT");
+    expect((await watcher.exited).code).toBe(0);
   });
 });

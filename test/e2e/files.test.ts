@@ -45,7 +45,7 @@ interface AddFilesJson {
   count: number;
   files: Record<string, number>;
   deleted: number;
-  skipped: { path: string; reason: string }[];
+  skipped: { path: string; reason: string; kind: string }[];
   ignored: number;
   gone: number;
 }
@@ -145,8 +145,8 @@ describe("objects add of a folder", () => {
     const notes = path.join(path.dirname(project), "notes");
     writeTree(notes, { "a.json": '[{"id":"x1","t":"a"}]', "b.json": '[{"id":"x1","t":"b"}]', "c.md": "hello", "d.json": '{"id":"notes/c.md","t":"d"}' });
     const reasons = [
-      { path: "notes/b.json", reason: 'its object "x1" has the id of an object of notes/a.json (ids are one per object across files)' },
-      { path: "notes/d.json", reason: 'its object "notes/c.md" has the id of an object of notes/c.md (ids are one per object across files)' },
+      { path: "notes/b.json", reason: 'its object "x1" has the id of an object of notes/a.json (ids are one per object across files)', kind: "id" },
+      { path: "notes/d.json", reason: 'its object "notes/c.md" has the id of an object of notes/c.md (ids are one per object across files)', kind: "id" },
     ];
     const first: AddFilesJson = await cliJson(project, ["objects", "add", notes]);
     expect([first.count, first.skipped]).toEqual([2, reasons]);
@@ -161,7 +161,7 @@ describe("objects add of a folder", () => {
     const pics = path.join(path.dirname(project), "pics");
     writeTree(pics, { "sub/blue.png": readFileSync(path.join(ROOT, "fixtures", "images", "blue.png")), "notes.md": "# Blue things\n" });
     const before = await cliJson<AddFilesJson>(project, ["objects", "add", pics]);
-    expect(before.skipped).toEqual([{ path: "pics/sub/blue.png", reason: "an image, and the project has no image index to search it" }]);
+    expect(before.skipped).toEqual([{ path: "pics/sub/blue.png", reason: "an image, and the project has no image index to search it", kind: "image" }]);
     const { id } = await cliJson(project, ["index", "create", "--type", "image", "--model", path.join(ROOT, "fixtures", "models", "tiny-clip"), "--wait"]);
     const after = await cliJson<AddFilesJson>(project, ["objects", "add", pics, "--wait"]);
     expect([after.files.added, after.files.unchanged]).toEqual([1, 1]);
@@ -171,14 +171,45 @@ describe("objects add of a folder", () => {
     expect(image.highlights).toEqual([{ reference_type: "image", media_identifier: "pics/sub/blue.png" }]);
   });
 
-  it("a file whose parsing runs too long is stopped and skipped with the reason; the others are added", async () => {
+  it("a file whose parsing uses too much processor time is stopped and skipped with the reason; the others are added", async () => {
     const project = tempProject();
     const notes = path.join(path.dirname(project), "notes");
-    // micromark takes about 40 s over this 40 KB line of emphasis marks
+    // micromark takes about 40 s of processor time over this 40 KB line of emphasis marks
     writeTree(notes, { "bomb.md": `${"*".repeat(20_000)}a${"*".repeat(20_000)}\n`, "fine.md": "# Fine\n" });
     const result = await cliJson<AddFilesJson>(project, ["objects", "add", notes], { env: { SEMSEARCH_FILE_TIMEOUT: "2" } });
-    expect(result.skipped).toEqual([{ path: "notes/bomb.md", reason: "reading it took more than 2 s (SEMSEARCH_FILE_TIMEOUT), so it was stopped" }]);
+    expect(result.skipped).toEqual([{ path: "notes/bomb.md", reason: "reading it took more than 2 s of processor time (SEMSEARCH_FILE_TIMEOUT), so it was stopped", kind: "limit" }]);
     expect((await cliJson(project, ["objects", "list"])).objects.map((o: { id: string }) => o.id)).toEqual(["notes/fine.md"]);
+  });
+
+  it("the parse limit is processor time: a reading thread kept waiting (as on a loaded machine) past the limit on the clock still reads its file", async () => {
+    const project = tempProject();
+    const notes = path.join(path.dirname(project), "notes");
+    writeTree(notes, { "api.md": "# fs\n\nFile system calls.\n" });
+    // the read pauses 3 s without using the processor, three times its limit of 1 s
+    const env = { SEMSEARCH_FAILPOINT: "files:read:pause", SEMSEARCH_FILE_TIMEOUT: "1" };
+    const result = await cliJson<AddFilesJson>(project, ["objects", "add", notes], { env });
+    expect([result.files.added, result.skipped]).toEqual([1, []]);
+    expect((await cliJson(project, ["objects", "get", "notes/api.md"])).object.body).toBe("fs\n\nFile system calls.");
+    // a read that waits ten times its limit on the clock (limit 0.1 s: 1 s) is stopped all the same
+    writeFileSync(path.join(notes, "api.md"), "# fs\n\nChanged.\n");
+    const stopped = await cliJson<AddFilesJson>(project, ["objects", "add", notes], { env: { ...env, SEMSEARCH_FILE_TIMEOUT: "0.1" } });
+    expect(stopped.skipped).toEqual([{ path: "notes/api.md", reason: expect.stringMatching(/^reading it was not done after 1(\.\d)? s on the clock \(10 times SEMSEARCH_FILE_TIMEOUT\), so it was stopped$/), kind: "limit" }]);
+  });
+
+  it("an add that skipped files ends with one line on stderr saying how many and why, also in a pipe; --json gives each skip's kind", async () => {
+    const project = tempProject();
+    const notes = path.join(path.dirname(project), "notes");
+    writeTree(notes, { "ok.md": "# Ok\n", "latin1.txt": Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]), "nul.txt": Buffer.from([0x61, 0, 0x62]), "big.md": "x".repeat(3000) });
+    const human = await runCli(["--project", project, "objects", "add", notes, "--max-file-size", "2KB"]);
+    expect(human.exitCode).toBe(0);
+    expect(human.stdout).toContain("Skipped 3 files:\n  notes/big.md: 2.9 KiB is over the 2.0 KiB limit (--max-file-size)\n");
+    expect(human.stderr).toBe("Skipped 3 files: 2 binary or not UTF-8, 1 over --max-file-size (each is listed with its reason in the output).\n");
+    const json = await cliJson<AddFilesJson>(project, ["objects", "add", notes, "--max-file-size", "2KB"]);
+    expect(json.skipped.map((skip) => [skip.path, skip.kind])).toEqual([
+      ["notes/big.md", "size"],
+      ["notes/latin1.txt", "encoding"],
+      ["notes/nul.txt", "encoding"],
+    ]);
   });
 
   it("a PDF is an object of its pages' text, whose page_starts tell a highlight's page", async () => {

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ConflictError, Engine, UsageError, type AddFilesResult, type FileChange } from "../../engine/index.js";
 import { projectDir, withEngine } from "../options.js";
 import { note, printResult } from "../output.js";
+import { skippedLine } from "../render/skipped.js";
 import { printable } from "../render/style.js";
 import { waitForBuild } from "../wait.js";
 import { filesProgressReporter } from "../progress.js";
@@ -55,6 +56,9 @@ export async function filesAdd(targets: string[], options: FilesAddOptions): Pro
     }
     printResult(options, result, () => summary(result));
     if (result.gone > 0) note(options, `${result.gone} file${result.gone === 1 ? " was" : "s were"} added before and ${result.gone === 1 ? "is" : "are"} now gone from the folder or left out (an ignore file, --glob, --exclude): ${result.gone === 1 ? "its objects stay" : "their objects stay"} (add --sync to delete them).`);
+    // (on stderr too, so that skips are seen when the output goes to a pipe or a file)
+    const skipped = skippedLine(result.skipped);
+    if (skipped !== null) note(options, skipped);
     if (options.wait) for (const index of await engine.listIndexes()) await waitForBuild(engine, index.id, options);
     else if (result.count > 0 && (await engine.listIndexes()).length > 0) note(options, "Indexing continues in the background.");
   });

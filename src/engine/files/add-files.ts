@@ -16,7 +16,7 @@ import { deleteObjects } from "../objects/delete.js";
 import type { ObjectsInput } from "../objects/input.js";
 import { objectId } from "../objects/parse.js";
 import type { JsonObject } from "../types.js";
-import { UnreadableFile } from "./document.js";
+import { UnreadableFile, type SkipKind } from "./document.js";
 import { contentHash, fileBytes, fileObjects, type DocumentReader } from "./file-object.js";
 import { ReadPool } from "./read-pool.js";
 import { inScope, storedFiles } from "./stored-files.js";
@@ -42,7 +42,9 @@ export interface FileChange {
   objects: number;
   /** A move's old path. */
   from?: string;
+  /** Why it was skipped, for a person; `kind` says it for a program. */
   reason?: string;
+  kind?: SkipKind;
 }
 
 export interface AddFilesOptions extends Omit<WalkOptions, "skipDirs" | "maxFileSize">, Pick<AddObjectsOptions, "idField" | "generateIds" | "spelling"> {
@@ -89,10 +91,10 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
   const report = (change: FileChange) => {
     result.files[change.action]++;
     if (change.action !== "deleted") options.onProgress?.(++done, total);
-    if (change.action === "skipped") result.skipped.push({ path: change.path, reason: change.reason ?? "" });
+    if (change.action === "skipped") result.skipped.push({ path: change.path, reason: change.reason ?? "", kind: change.kind ?? "invalid" });
     options.onChange?.(change);
   };
-  for (const skipped of walked.skipped) report({ action: "skipped", path: skipped.path, objects: 0, reason: skipped.reason });
+  for (const skipped of walked.skipped) report({ action: "skipped", path: skipped.path, objects: 0, reason: skipped.reason, kind: skipped.kind });
   const stored = await storedFiles(ctx);
   const imagesWanted = (await ctx.project.indexes()).some((index) => isImageIndex(index.configuration));
 
@@ -131,21 +133,22 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
   // threads), then handled in walk order.
   let pool: ReadPool | undefined;
   const readInPool: DocumentReader = (kind, bytes, name) => (pool ??= new ReadPool()).read(kind, bytes, name);
-  type Outcome = { skipped: string } | { unchanged: true } | { read: Awaited<ReturnType<typeof fileObjects>> };
+  type Outcome = { skipped: string; kind: SkipKind } | { unchanged: true } | { vanished: true } | { read: Awaited<ReturnType<typeof fileObjects>> };
   const prepare = async (found: FoundFile): Promise<Outcome> => {
     const limit = found.kind === "pdf" ? maxFileSize * PDF_SIZE_FACTOR : maxFileSize;
-    if (found.size > limit) return { skipped: `${formatSize(found.size)} is over the ${formatSize(limit)} limit (--max-file-size)` };
-    if (found.kind === "image" && !imagesWanted) return { skipped: "an image, and the project has no image index to search it" };
+    if (found.size > limit) return { skipped: `${formatSize(found.size)} is over the ${formatSize(limit)} limit (--max-file-size)`, kind: "size" };
+    if (found.kind === "image" && !imagesWanted) return { skipped: "an image, and the project has no image index to search it", kind: "image" };
     const before = stored.get(found.path);
     if (before && before.size === found.size && before.modified === found.modified.toISOString() && !options.recheck?.has(found.path)) return { unchanged: true };
     try {
       const bytes = await fileBytes(found);
+      if (bytes === null) return { vanished: true };
       const hash = contentHash(bytes);
       if (before && before.hash === hash) return { unchanged: true };
       return { read: await fileObjects(found, bytes, readInPool, hash) };
     } catch (error) {
       if (!(error instanceof UnreadableFile)) throw error;
-      return { skipped: error.reason };
+      return { skipped: error.reason, kind: error.kind };
     }
   };
   try {
@@ -156,11 +159,19 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
         if (options.signal?.aborted) break;
         const outcome = outcomes[i] as Outcome;
         if ("skipped" in outcome) {
-          report({ action: "skipped", path: found.path, objects: 0, reason: outcome.skipped });
+          report({ action: "skipped", path: found.path, objects: 0, reason: outcome.skipped, kind: outcome.kind });
           continue;
         }
         if ("unchanged" in outcome) {
           report({ action: "unchanged", path: found.path, objects: 0 });
+          continue;
+        }
+        if ("vanished" in outcome) {
+          // Deleted since the walk: gone, as if deleted before it (not skipped as unreadable, and then
+          // deleted by the next reconcile of --watch, which its deletion's event starts: said twice).
+          const entry = stored.get(found.path);
+          if (entry) gone.push([found.path, entry]);
+          options.onProgress?.(++done, total);
           continue;
         }
         const { read } = outcome;
@@ -174,7 +185,7 @@ export async function addFiles(ctx: EngineContext, targets: readonly string[], o
         const claims = read.objects.map((parsed) => ({ id: parsed.id ?? ownId(parsed.object, idField), path: typeof parsed.object.path === "string" ? parsed.object.path : found.path }));
         const taken = claims.find(({ id, path }) => id !== null && (owners.get(id) ?? path) !== path)?.id;
         if (taken != null) {
-          report({ action: "skipped", path: found.path, objects: 0, reason: `its object ${JSON.stringify(taken.slice(0, 200))} has the id of an object of ${owners.get(taken)} (ids are one per object across files)` });
+          report({ action: "skipped", path: found.path, objects: 0, reason: `its object ${JSON.stringify(taken.slice(0, 200))} has the id of an object of ${owners.get(taken)} (ids are one per object across files)`, kind: "id" });
           continue;
         }
         for (const { id, path } of claims) if (id !== null) owners.set(id, path);

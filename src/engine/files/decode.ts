@@ -27,17 +27,18 @@ const startsWith = (bytes: Buffer, prefix: number[]) => prefix.every((byte, i) =
 export function decodeText(bytes: Buffer): string {
   // (UTF-32's marks first: FF FE 00 00 also starts with UTF-16 LE's)
   if (startsWith(bytes, UTF32LE_BOM) || startsWith(bytes, UTF32BE_BOM)) {
-    throw new UnreadableFile("UTF-32 text is not supported; convert the file to UTF-8 (e.g. with iconv)");
+    throw new UnreadableFile("UTF-32 text is not supported; convert the file to UTF-8 (e.g. with iconv)", "encoding");
   }
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return decodeUtf16(bytes, "utf-16le");
   if (bytes[0] === 0xfe && bytes[1] === 0xff) return decodeUtf16(bytes, "utf-16be");
   const nul = bytes.subarray(0, BINARY_SNIFF_BYTES).indexOf(0);
-  if (nul !== -1) throw new UnreadableFile(`binary (a NUL byte at byte ${count(nul)})`);
+  if (nul !== -1) throw new UnreadableFile(`binary (a NUL byte at byte ${count(nul)})`, "encoding");
   if (!isUtf8(bytes)) {
     const at = firstInvalidUtf8(bytes);
     const line = lineAt(bytes, at);
     throw new UnreadableFile(
       `not UTF-8 text: byte ${hex(bytes[at] as number)} at byte ${count(at)} (line ${count(line)}) is not valid UTF-8; convert the file to UTF-8 (e.g. with iconv)`,
+      "encoding",
     );
   }
   // (isUtf8 said yes, so this cannot throw; fatal all the same, so that it never substitutes)
@@ -46,18 +47,18 @@ export function decodeText(bytes: Buffer): string {
 
 function decodeUtf16(bytes: Buffer, encoding: "utf-16le" | "utf-16be"): string {
   const name = encoding === "utf-16le" ? "UTF-16 LE" : "UTF-16 BE";
-  if (bytes.length % 2 === 1) throw new UnreadableFile(`not ${name} text: an odd number of bytes (${count(bytes.length)})`);
+  if (bytes.length % 2 === 1) throw new UnreadableFile(`not ${name} text: an odd number of bytes (${count(bytes.length)})`, "encoding");
   let text: string;
   try {
     // (the decoder drops the byte order mark itself)
     text = new TextDecoder(encoding, { fatal: true }).decode(bytes);
   } catch {
     const at = unpairedSurrogate(bytes, encoding === "utf-16le");
-    throw new UnreadableFile(`not ${name} text: an unpaired surrogate at byte ${count(at)}`);
+    throw new UnreadableFile(`not ${name} text: an unpaired surrogate at byte ${count(at)}`, "encoding");
   }
   // (NUL characters, not bytes: every other byte of ASCII in UTF-16 is one)
   const nul = text.slice(0, BINARY_SNIFF_BYTES / 2).indexOf("\u0000");
-  if (nul !== -1) throw new UnreadableFile(`binary (a NUL character at byte ${count(2 * (nul + 1))})`);
+  if (nul !== -1) throw new UnreadableFile(`binary (a NUL character at byte ${count(2 * (nul + 1))})`, "encoding");
   return text;
 }
 

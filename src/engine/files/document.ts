@@ -19,9 +19,23 @@ export interface FileDocument {
   fields?: JsonObject;
 }
 
+/**
+ * Why a file (or folder) was skipped, in a word a program can count by (the reason says it for a
+ * person): `format` not a format semsearch reads; `encoding` binary or not UTF-8 text; `size` over
+ * `--max-file-size`; `image` an image without an image index; `invalid` not valid as its format (a
+ * corrupt PDF, bad front matter, a malformed JSON or CSV file); `limit` its reading went over a limit
+ * (processor time, memory, tags); `unreadable` it could not be read (permission, a broken link, a
+ * pipe, a name that is not UTF-8); `id` one of its ids is another file's, or its path cannot be an
+ * id; `project` a semsearch project's folder.
+ */
+export type SkipKind = "format" | "encoding" | "size" | "image" | "invalid" | "limit" | "unreadable" | "id" | "project";
+
 /** A file that cannot be read as its format (corrupt, encrypted, not text): it is skipped with this reason, and the others are added. */
 export class UnreadableFile extends Error {
-  constructor(readonly reason: string) {
+  constructor(
+    readonly reason: string,
+    readonly kind: SkipKind = "invalid",
+  ) {
     super(reason);
     this.name = "UnreadableFile";
   }

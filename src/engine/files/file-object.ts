@@ -39,22 +39,25 @@ export function contentHash(bytes: Uint8Array): string {
 }
 
 /**
- * Reads a file's bytes; UnreadableFile when it cannot be (gone, no permission, no longer a regular
- * file: one replaced by a pipe after the walk is opened without waiting for a writer, and not read).
+ * Reads a file's bytes; null when it no longer exists (deleted since the walk found it: it is gone,
+ * not unreadable); UnreadableFile when it cannot be read (no permission, no longer a regular file:
+ * one replaced by a pipe after the walk is opened without waiting for a writer, and not read).
  */
-export async function fileBytes(found: FoundFile): Promise<Buffer> {
+export async function fileBytes(found: FoundFile): Promise<Buffer | null> {
   let handle: FileHandle;
   try {
     handle = await open(found.file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
-    throw new UnreadableFile(`cannot be read: ${systemReason(error)}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null; // (ENOTDIR: a folder on its way became a file)
+    throw new UnreadableFile(`cannot be read: ${systemReason(error)}`, "unreadable");
   }
   try {
-    if (!(await handle.stat()).isFile()) throw new UnreadableFile("not a regular file (a pipe, socket or device)");
+    if (!(await handle.stat()).isFile()) throw new UnreadableFile("not a regular file (a pipe, socket or device)", "unreadable");
     return await handle.readFile();
   } catch (error) {
     if (error instanceof UnreadableFile) throw error;
-    throw new UnreadableFile(`cannot be read: ${systemReason(error)}`);
+    throw new UnreadableFile(`cannot be read: ${systemReason(error)}`, "unreadable");
   } finally {
     await handle.close();
   }
@@ -99,7 +102,7 @@ function own(id: string, object: JsonObject): ParsedObject {
   try {
     objectId({ id }, "id", id);
   } catch (error) {
-    throw new UnreadableFile(`its path cannot be an id: ${(error as Error).message.replace(/^.*?field "id" /, "")}`);
+    throw new UnreadableFile(`its path cannot be an id: ${(error as Error).message.replace(/^.*?field "id" /, "")}`, "id");
   }
   return { object, where: id, id };
 }

@@ -71,7 +71,7 @@ const SECTIONING = "article, aside, main, nav, section";
 export async function readHtml(text: string, fileName: string): Promise<FileDocument> {
   const tags = countTags(text);
   if (tags > MAX_HTML_TAGS) {
-    throw new UnreadableFile(`too many tags to read as HTML: ${count(tags)} \`<\` (at most ${count(MAX_HTML_TAGS)})`);
+    throw new UnreadableFile(`too many tags to read as HTML: ${count(tags)} \`<\` (at most ${count(MAX_HTML_TAGS)})`, "limit");
   }
   const [{ parseHTML }, { Readability, isProbablyReaderable }] = await Promise.all([import("linkedom"), import("@mozilla/readability")]);
   const parse = (): DomDocument => {

@@ -91,7 +91,7 @@ async function loadPdfjs(): Promise<typeof import("pdfjs-dist/legacy/build/pdf.m
   try {
     return await import("pdfjs-dist/legacy/build/pdf.mjs");
   } catch (error) {
-    throw new UnreadableFile(`PDF text cannot be read here: pdf.js did not load (${sentence(error)}); it needs the package @napi-rs/canvas, an optional dependency that was not installed or does not run on this system`);
+    throw new UnreadableFile(`PDF text cannot be read here: pdf.js did not load (${sentence(error)}); it needs the package @napi-rs/canvas, an optional dependency that was not installed or does not run on this system`, "unreadable");
   }
 }
 

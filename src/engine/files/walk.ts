@@ -17,7 +17,9 @@
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { NotFoundError, UsageError } from "../errors.js";
+import type { SkipKind } from "./document.js";
 import { fileKind, type FileKind } from "./kinds.js";
+import { projectFolderReason, projectMark, refuseProjectData } from "./project-folder.js";
 
 export interface WalkOptions {
   /** Only files whose stored path matches one of these (picomatch globs, e.g. `**\/*.md`). */
@@ -30,6 +32,8 @@ export interface WalkOptions {
   maxFileSize: number;
   /** Folders never entered (the project's own), absolute. */
   skipDirs?: readonly string[];
+  /** Called with each folder left out as another semsearch project's (absolute), as it is found (`--watch` stops looking inside it). */
+  onProjectFolder?: (dir: string) => void;
   /**
    * Stored paths to look at instead of whole folders (`--watch`'s events): each one under a folder
    * target is walked alone (a folder whole), as the full walk would see it, and is the scope.
@@ -50,8 +54,10 @@ export interface FoundFile {
 }
 
 export interface SkippedFile {
+  /** The stored path; a folder's ends with `/`. */
   path: string;
   reason: string;
+  kind: SkipKind;
 }
 
 export interface WalkResult {
@@ -103,12 +109,12 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     seen.add(stored);
     const kind = fileKind(stored, options.textExtensions ?? []);
     if (kind === null) {
-      result.skipped.push({ path: stored, reason: await unknownFormat(file, stored) });
+      result.skipped.push(await unknownFormat(file, stored));
       return;
     }
     const limit = options.maxFileSize;
     if (info.size > limit) {
-      result.skipped.push({ path: stored, reason: `${formatSize(info.size)} is over the ${formatSize(limit)} limit (--max-file-size)` });
+      result.skipped.push({ path: stored, reason: `${formatSize(info.size)} is over the ${formatSize(limit)} limit (--max-file-size)`, kind: "size" });
       return;
     }
     result.files.push({ file, path: stored, base, kind, size: info.size, modified: info.mtime });
@@ -145,7 +151,7 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     const file = path.join(dir, entry.name);
     if (entry.name.includes("\uFFFD") && !(await exists(file))) {
       // A name whose bytes are not UTF-8 reaches here with U+FFFD in their place: no such file.
-      result.skipped.push({ path: entry.isDirectory() ? under(child) : child, reason: "its name is not valid UTF-8 (rename it to read it)" });
+      result.skipped.push({ path: entry.isDirectory() ? under(child) : child, reason: "its name is not valid UTF-8 (rename it to read it)", kind: "unreadable" });
       return;
     }
     let isDir = entry.isDirectory();
@@ -158,13 +164,13 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
           return;
         }
         if (!target.isFile()) {
-          result.skipped.push({ path: child, reason: NOT_REGULAR }); // (reading a pipe would wait for ever)
+          result.skipped.push({ path: child, reason: NOT_REGULAR, kind: "unreadable" }); // (reading a pipe would wait for ever)
           return;
         }
         isDir = false;
         info = target;
       } catch (error) {
-        result.skipped.push({ path: child, reason: `a broken link: ${systemReason(error)}` });
+        result.skipped.push({ path: child, reason: `a broken link: ${systemReason(error)}`, kind: "unreadable" });
         return;
       }
     }
@@ -182,16 +188,25 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
       return;
     }
     if (!entry.isFile() && !entry.isSymbolicLink()) {
-      result.skipped.push({ path: child, reason: NOT_REGULAR });
+      result.skipped.push({ path: child, reason: NOT_REGULAR, kind: "unreadable" });
       return;
     }
     try {
       info ??= await lstat(file);
     } catch (error) {
-      result.skipped.push({ path: child, reason: `cannot be read: ${systemReason(error)}` });
+      result.skipped.push({ path: child, reason: `cannot be read: ${systemReason(error)}`, kind: "unreadable" });
       return;
     }
     await consider(file, child, base, info);
+  };
+
+  /** Whether folder `dir` (stored as `stored`) is another project's: then it is skipped, with the reason. */
+  const isProject = async (dir: string, stored: string, names?: ReadonlySet<string>) => {
+    const mark = await projectMark(dir, names);
+    if (mark === null) return false;
+    result.skipped.push({ path: under(stored), reason: projectFolderReason(mark), kind: "project" });
+    options.onProjectFolder?.(dir);
+    return true;
   };
 
   const walkDir = async (dir: string, stored: string, base: string, inherited: Rules) => {
@@ -200,9 +215,10 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch (error) {
-      result.skipped.push({ path: under(stored), reason: `the folder cannot be read: ${systemReason(error)}` });
+      result.skipped.push({ path: under(stored), reason: `the folder cannot be read: ${systemReason(error)}`, kind: "unreadable" });
       return;
     }
+    if (await isProject(dir, stored, new Set(entries.map((entry) => entry.name)))) return;
     const rules = [...inherited, ...(await readRules(dir))];
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) await visit(dir, entry, `${under(stored)}${entry.name}`, base, rules);
@@ -229,6 +245,7 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
       if (i === names.length - 1) return visit(dir, entry, child, base, rules);
       const folder = path.join(dir, name);
       if (!info.isDirectory() || NEVER_ENTERED.has(name) || name.startsWith(".") || skipDirs.has(folder) || ignoredBy(rules, folder, true) || leftOut(child, true)) return;
+      if (await isProject(folder, child)) return;
       dir = folder;
       at = child;
       rules = [...rules, ...(await readRules(dir))];
@@ -242,6 +259,7 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
       // (checked before the add starts: gone since, as a folder --watch watches can be)
       throw new NotFoundError("INPUT_GONE", `${target} cannot be read: ${systemReason(error)}; the objects read from it stay`);
     });
+    await refuseProjectData(target);
     const { base, path: stored } = storedPath(absolute, info.isDirectory());
     if (info.isDirectory()) for (const dir of await spelledUnder(absolute, options.skipDirs ?? [])) skipDirs.add(dir);
     // Two folders of one name (a/notes, b/notes) would be stored under one path, the second's files
@@ -262,7 +280,7 @@ export async function walk(targets: readonly string[], options: WalkOptions): Pr
       await walkDir(absolute, stored, base, []);
     } else if (!info.isFile()) {
       result.scopes.push(stored);
-      result.skipped.push({ path: stored, reason: NOT_REGULAR });
+      result.skipped.push({ path: stored, reason: NOT_REGULAR, kind: "unreadable" });
     } else {
       result.scopes.push(stored);
       await consider(absolute, stored, base, info);
@@ -295,7 +313,8 @@ async function exists(file: string): Promise<boolean> {
 }
 
 /** Why a file of an extension semsearch does not read is skipped: binary, or text it could read with `--ext`. */
-async function unknownFormat(file: string, stored: string): Promise<string> {
+async function unknownFormat(file: string, stored: string): Promise<SkippedFile> {
+  const skip = (reason: string, kind: SkipKind = "format") => ({ path: stored, reason, kind });
   const extension = path.posix.extname(stored).slice(1);
   let binary = false;
   try {
@@ -309,10 +328,10 @@ async function unknownFormat(file: string, stored: string): Promise<string> {
       await handle.close();
     }
   } catch (error) {
-    return `cannot be read: ${systemReason(error)}`;
+    return skip(`cannot be read: ${systemReason(error)}`, "unreadable");
   }
-  if (binary) return `binary, of a format semsearch does not read${extension ? ` (.${extension})` : ""}`;
-  return extension ? `.${extension} is not a format semsearch reads (to read it as plain text: --ext ${extension})` : "no extension, so no known format (rename it, e.g. to .txt)";
+  if (binary) return skip(`binary, of a format semsearch does not read${extension ? ` (.${extension})` : ""}`);
+  return skip(extension ? `.${extension} is not a format semsearch reads (to read it as plain text: --ext ${extension})` : "no extension, so no known format (rename it, e.g. to .txt)");
 }
 
 /** A size for a person: bytes, KiB or MiB. */

@@ -45,15 +45,28 @@ export async function watchFiles(ctx: EngineContext, targets: readonly string[],
   const projectDir = ctx.project.remote ? null : path.resolve(ctx.project.localDir);
   // (the project as each folder's paths spell it, when one is reached through a link)
   const projectDirs = projectDir === null ? [] : [projectDir, ...(await Promise.all(roots.map((root) => spelledUnder(root.dir, [projectDir])))).flat()];
+  /** A watched file's stored path (`notes/sub/a.md`), or null for one outside the folders. */
+  const storedOf = (file: string) => {
+    const root = roots.find(({ dir }) => file === dir || file.startsWith(`${dir}${path.sep}`));
+    if (!root) return null;
+    const relative = path.relative(root.dir, file).split(path.sep).join("/");
+    return relative === "" || root.stored === "" ? `${root.stored}${relative}` : `${root.stored}/${relative}`;
+  };
+  // Other projects' folders the walks found (stored paths): what happens inside them is no change of
+  // the folder's (a project being written to would start a reconcile every second). An event of such
+  // a folder itself (made again, removed) is one, and its reconcile looks at it again.
+  const projects = new Set<string>();
+  const inProject = (stored: string | null) => stored !== null && [...projects].some((dir) => stored.startsWith(`${dir}/`));
   // What the walk leaves out is not watched either: hidden files and folders (`.git`, an editor's
-  // temporary file: its rename onto the real name is an event of the real name), node_modules, the project.
+  // temporary file: its rename onto the real name is an event of the real name), node_modules, the
+  // project, other projects' folders.
   const leftOut = (file: string) => {
     if (projectDirs.some((dir) => file === dir || file.startsWith(`${dir}${path.sep}`))) return true;
     const root = roots.find(({ dir }) => file === dir || file.startsWith(`${dir}${path.sep}`));
     if (!root) return false;
     const parts = path.relative(root.dir, file).split(path.sep);
     if (IGNORE_FILES.includes(parts.at(-1) as string)) return parts.slice(0, -1).some(hidden); // (an edited ignore file changes what is walked)
-    return parts.some(hidden);
+    return parts.some(hidden) || inProject(storedOf(file));
   };
   const pending = new Set<string>();
   let wake: (() => void) | null = null;
@@ -69,10 +82,9 @@ export async function watchFiles(ctx: EngineContext, targets: readonly string[],
     },
   );
   const onEvent = (file: string) => {
-    const root = roots.find(({ dir }) => file === dir || file.startsWith(`${dir}${path.sep}`));
-    if (!root) return;
-    const relative = path.relative(root.dir, file).split(path.sep).join("/");
-    pending.add(relative === "" || root.stored === "" ? `${root.stored}${relative}` : `${root.stored}/${relative}`);
+    const stored = storedOf(file);
+    if (stored === null || inProject(stored)) return;
+    pending.add(stored);
     lastEventAt = Date.now();
     if (firstEventAt === 0) firstEventAt = lastEventAt;
     wake?.();
@@ -93,10 +105,16 @@ export async function watchFiles(ctx: EngineContext, targets: readonly string[],
   let fullNeeded = true;
   const reconcile = async (recheck: ReadonlySet<string>, first: boolean) => {
     // Only the paths the events named, unless the whole folder must be looked at: at the start, every
-    // FULL_EVERY_MS (events the system dropped), after a watcher error, or when an ignore file or a
+    // FULL_EVERY_MS (events the system dropped), after a watcher error or a failed reconcile, or when an ignore file or a
     // watched folder itself changed (what is walked may have changed everywhere).
     const full = fullNeeded || Date.now() - lastFull > FULL_EVERY_MS || [...recheck].some((file) => roots.some((root) => root.stored === file) || IGNORE_FILES.includes(file.slice(file.lastIndexOf("/") + 1)));
-    const result = await addFiles(ctx, targets, { ...options, sync: true, recheck, ...(full ? {} : { only: recheck }) }, now());
+    // (the projects' folders this reconcile looks at are found again, or are projects no more)
+    for (const dir of projects) if (full || [...recheck].some((file) => dir === file || dir.startsWith(`${file}/`))) projects.delete(dir);
+    const onProjectFolder = (dir: string) => {
+      const stored = storedOf(dir);
+      if (stored !== null) projects.add(stored);
+    };
+    const result = await addFiles(ctx, targets, { ...options, sync: true, recheck, onProjectFolder, ...(full ? {} : { only: recheck }) }, now());
     if (full) [lastFull, fullNeeded] = [Date.now(), false];
     options.onReconciled?.(result, first);
   };
@@ -136,6 +154,9 @@ export async function watchFiles(ctx: EngineContext, targets: readonly string[],
         options.onError?.(error);
         for (const file of recheck) pending.add(file);
         failed = true;
+        // The retry looks at the whole folder: what happened meanwhile may have no event (a watched
+        // folder deleted and made again is not reported at once, and its new files never are).
+        fullNeeded = true;
         if (first) throw error; // a first reconcile that fails (no such folder, a refused add) ends the watch
         await Promise.race([sleep(RETRY_MS), stopped]);
       }

@@ -47,8 +47,8 @@ describe("walk", () => {
     ]);
     expect(result.files[0]?.base).toBe(path.dirname(root));
     expect(result.skipped).toEqual([
-      { path: "docs/a/keep.log", reason: ".log is not a format semsearch reads (to read it as plain text: --ext log)" },
-      { path: "docs/c.bin", reason: "binary, of a format semsearch does not read (.bin)" },
+      { path: "docs/a/keep.log", reason: ".log is not a format semsearch reads (to read it as plain text: --ext log)", kind: "format" },
+      { path: "docs/c.bin", reason: "binary, of a format semsearch does not read (.bin)", kind: "format" },
     ]);
     expect(result.scopes).toEqual(["docs/"]);
     expect(result.ignored).toBe(4); // .gitignore, .semsearchignore, .hidden.md, secret/ (node_modules is never entered)
@@ -79,7 +79,7 @@ describe("walk", () => {
     symlinkSync(path.join(root, "pipe.md"), path.join(root, "to-pipe.md"));
     const result = await walk([root, path.join(root, "pipe.md")], { maxFileSize: 1000 });
     expect(result.files.map((file) => file.path)).toEqual(["docs/a.md", "docs/late.md"]);
-    expect(result.skipped).toEqual(["docs/pipe.md", "docs/to-pipe.md", "docs/pipe.md"].map((file) => ({ path: file, reason: "not a regular file (a pipe, socket or device)" })));
+    expect(result.skipped).toEqual(["docs/pipe.md", "docs/to-pipe.md", "docs/pipe.md"].map((file) => ({ path: file, reason: "not a regular file (a pipe, socket or device)", kind: "unreadable" })));
     const late = result.files[1] as FoundFile;
     rmSync(late.file);
     execFileSync("mkfifo", [late.file]);
@@ -95,7 +95,10 @@ describe("walk", () => {
     const result = await walk([root], { maxFileSize: 1000 });
     expect(result.files.map((file) => file.path)).toEqual(["docs/a.md", "docs/ok\uFFFD.md"]);
     const reason = "its name is not valid UTF-8 (rename it to read it)";
-    expect(result.skipped).toEqual([{ path: "docs/bad\uFFFD.md", reason }, { path: "docs/dir\uFFFD/", reason }]);
+    expect(result.skipped).toEqual([
+      { path: "docs/bad\uFFFD.md", reason, kind: "unreadable" },
+      { path: "docs/dir\uFFFD/", reason, kind: "unreadable" },
+    ]);
   });
 
   it("refuses two folders or files of one name from different places, which would be stored under one path", async () => {
@@ -135,6 +138,59 @@ describe("walk of named paths (--watch)", () => {
     expect(result.scopes).toEqual(["docs/a.md", "docs/a.md/", "docs/sub/c.md", "docs/sub/c.md/", "docs/sub", "docs/sub/", "docs/gone.md", "docs/gone.md/", "docs/.hid/d.md", "docs/.hid/d.md/", "docs/node_modules/e.md", "docs/node_modules/e.md/", "docs/x/y/z.txt", "docs/x/y/z.txt/"]);
     const full = await walk([root], { maxFileSize: 1000 });
     expect(full.files.map((file) => file.path)).toEqual(["docs/a.md", "docs/sub/b.md", "docs/x/y/z.txt"]);
+  });
+});
+
+describe("walk: other semsearch projects' folders (issue 40)", () => {
+  const CATALOG = '{"version":1,"indexes":[]}';
+  const KEYS = '{"version":1,"secret":"0123456789abcdef0123456789abcdef","keys":[]}';
+  const reason = (mark: string) => `a semsearch project's folder (it holds ${mark}): its files are the project's data, not documents (name a folder inside it to add that folder)`;
+
+  it("leaves out a folder holding a semsearch catalog, keys file or object table, whatever its name, and reads look-alikes", async () => {
+    const root = tree({
+      "a.md": "a",
+      "old/catalog.json": CATALOG,
+      "old/progress/p.json": "{}",
+      "keysonly/keys.json": KEYS,
+      "damaged/seq": "3",
+      "damaged/progress/x.json": "{}",
+      "damaged/data/objects.lance/_versions/1.manifest": "m",
+      // a user's folders: a product catalog, a data folder, a LanceDB table alone
+      "shop/catalog.json": '{"version":2,"products":[]}',
+      "shop/data/items.txt": "i",
+      "lance/data/objects.lance/x.txt": "x",
+      "notes/keys.json": '{"keys":["a"]}',
+      "notes/progress/week.md": "w",
+    });
+    const result = await walk([root], { maxFileSize: 1000 });
+    expect(result.files.map((file) => file.path)).toEqual(["docs/a.md", "docs/lance/data/objects.lance/x.txt", "docs/notes/keys.json", "docs/notes/progress/week.md", "docs/shop/catalog.json", "docs/shop/data/items.txt"]);
+    expect(result.skipped).toEqual([
+      { path: "docs/damaged/", reason: reason("data/objects.lance"), kind: "project" },
+      { path: "docs/keysonly/", reason: reason("keys.json"), kind: "project" },
+      { path: "docs/old/", reason: reason("catalog.json"), kind: "project" },
+    ]);
+  });
+
+  it("leaves one out of a walk of named paths (--watch) too, saying which folders it found", async () => {
+    const root = tree({ "a.md": "a", "p/catalog.json": CATALOG, "p/keys.json": KEYS, "p/docs/b.md": "b" });
+    const found: string[] = [];
+    const result = await walk([root], { maxFileSize: 1000, only: new Set(["docs/a.md", "docs/p/keys.json", "docs/p/docs/b.md", "docs/p"]), onProjectFolder: (dir) => found.push(dir) });
+    expect(result.files.map((file) => file.path)).toEqual(["docs/a.md"]);
+    expect(result.skipped.map((file) => [file.path, file.kind])).toEqual([["docs/p/", "project"], ["docs/p/", "project"], ["docs/p/", "project"]]);
+    expect(found).toEqual([path.join(root, "p"), path.join(root, "p"), path.join(root, "p")]);
+  });
+
+  it("refuses a project's folder, or one of its own files or folders, named directly; a user's folder inside one can be named", async () => {
+    const root = tree({ "p/catalog.json": CATALOG, "p/keys.json": KEYS, "p/progress/i.json": "{}", "p/mine/m.md": "m" });
+    for (const target of [path.join(root, "p"), path.join(root, "p", "keys.json"), path.join(root, "p", "progress"), path.join(root, "p", "progress", "i.json")]) {
+      const refused = await walk([target], { maxFileSize: 1000 }).then(
+        () => null,
+        (error: unknown) => error as { code: string; exitCode: number; message: string },
+      );
+      expect(refused, target).toMatchObject({ code: "INPUT_IS_PROJECT", exitCode: 2 });
+      expect(refused?.message).toContain(`${JSON.stringify(target)} ${target.endsWith("/p") ? "is a semsearch project's folder (it holds catalog.json)" : `is part of a semsearch project (its folder ${JSON.stringify(path.join(root, "p"))} holds catalog.json)`}`);
+    }
+    expect((await walk([path.join(root, "p", "mine")], { maxFileSize: 1000 })).files.map((file) => file.path)).toEqual(["mine/m.md"]);
   });
 });
 
