@@ -10,6 +10,7 @@ import {
   LOCAL_PROTOCOL,
   localSocketPath,
   socketDirIsPrivate,
+  stopEarlyThread,
   type Engine,
   type LocalOperation,
   type LocalRequest,
@@ -130,6 +131,8 @@ class LocalClient {
 export async function withReader<T>(options: GlobalOptions & { inProcess?: boolean }, fn: (reader: Reader) => Promise<T>): Promise<T> {
   const dir = projectDir(options);
   let client = options.inProcess ? null : await LocalClient.connect(localSocketPath(dir));
+  // (a server answers: the thread bin/semsearch started for a search's model is not needed here)
+  if (client) stopEarlyThread();
   let engine: Engine | undefined;
   const here = () => (engine ??= openEngine(options, dir));
   /** The operation on the server while it answers, else here. */

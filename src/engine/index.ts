@@ -48,6 +48,7 @@ export type { AddFilesResult, FileChange } from "./files/add-files.js";
 export type { SkipKind } from "./files/document.js";
 export { DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULTS, VECTOR_CANDIDATES } from "./search/limits.js";
 export { DEFAULT_MODEL } from "./embedding/registry.js";
+export { stopEarlyThread } from "./embedding/early-thread.js";
 export type { ModelListEntry, PullResult } from "./models.js";
 export type { DownloadProgress } from "./embedding/hub.js";
 export type { ModelSpec } from "./embedding/model-spec.js";

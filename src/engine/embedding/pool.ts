@@ -19,6 +19,7 @@ import { onEarlyExit } from "../exit-cleanups.js";
 import type { ImageOutcome, ImageRef } from "../images/pipeline.js";
 import type { ModelSpec } from "./model-spec.js";
 import type { EmbedRole } from "./provider.js";
+import { takeEarlyThread } from "./early-thread.js";
 import { loadModel } from "./registry.js";
 import { disableRuntimeTelemetry } from "./runtime-telemetry.js";
 
@@ -124,7 +125,12 @@ export function createThreadPool(model: ModelSpec, threads = defaultThreadCount(
   for (let i = 0; i < threads; i++) {
     // HTTP requests at once are shared among the threads (8 in all, at least one each).
     const imageConcurrency = Math.max(1, Math.floor(IMAGE_REQUESTS / threads));
-    const worker = new Worker(new URL("./embed-thread.js", import.meta.url), { workerData: { model, imageCache: options.imageCache ?? null, imageConcurrency } });
+    const setup = { model, imageCache: options.imageCache ?? null, imageConcurrency };
+    // (the first thread may have been started before the model was known: early-thread.ts)
+    const early = i === 0 ? takeEarlyThread() : undefined;
+    early?.postMessage({ init: setup });
+    early?.ref();
+    const worker = early ?? new Worker(new URL("./embed-thread.js", import.meta.url), { workerData: setup });
     const slot: Slot = { worker, busy: null, loaded: false, onIdle: [] };
     worker.on("exit", () => {
       slot.loaded = true;

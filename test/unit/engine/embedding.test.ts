@@ -73,6 +73,35 @@ describe("embedding pool", () => {
     }
   });
 
+  it("a thread started before its model is known (bin/semsearch, for a search): the first pool adopts it and embeds the same bits; unused or stopped, it lets the process end", () => {
+    const pool = new URL("../../../dist/engine/embedding/pool.js", import.meta.url).href;
+    const early = new URL("../../../dist/engine/embedding/early-thread.js", import.meta.url).href;
+    const registry = new URL("../../../dist/engine/embedding/registry.js", import.meta.url).href;
+    for (const use of ["adopt", "idle", "stop"] as const) {
+      const script = `
+        const { startEarlyThread, stopEarlyThread, takeEarlyThread } = await import(${JSON.stringify(early)});
+        const { createThreadPool } = await import(${JSON.stringify(pool)});
+        const { BUNDLED_SPEC } = await import(${JSON.stringify(registry)});
+        startEarlyThread();
+        if (${JSON.stringify(use)} === "adopt") {
+          const adopted = createThreadPool(BUNDLED_SPEC, 1, { unrefIdle: true });
+          const left = takeEarlyThread() === undefined ? "adopted" : "not adopted";
+          const [a] = await adopted.embed(["where do kittens sleep"], "query");
+          const fresh = createThreadPool(BUNDLED_SPEC, 1, { unrefIdle: true });
+          const [b] = await fresh.embed(["where do kittens sleep"], "query");
+          process.stdout.write(left + " " + (Buffer.compare(Buffer.from(a.buffer), Buffer.from(b.buffer)) === 0 ? "same" : "different"));
+        } else {
+          if (${JSON.stringify(use)} === "stop") stopEarlyThread();
+          process.stdout.write("done");
+        }
+      `;
+      const file = path.join(mkdtempSync(path.join(tmpdir(), "semsearch-early-")), "run.mjs");
+      writeFileSync(file, script);
+      const run = spawnSync(process.execPath, [file], { encoding: "utf8", timeout: 30_000 });
+      expect({ use, status: run.status, signal: run.signal, stdout: run.stdout, stderr: run.stderr }).toEqual({ use, status: 0, signal: null, stdout: use === "adopt" ? "adopted same" : "done", stderr: "" });
+    }
+  });
+
   it("embeds a query to the same bits in a one-shot process (the CLI) as in a long-running one (a server)", async () => {
     // A search's output must not depend on whether a server answered it: query vectors that differed in
     // the seventh decimal (one thread loaded without weight prepacking) swapped near-tied results.
