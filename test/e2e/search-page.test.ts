@@ -84,7 +84,8 @@ describe.skipIf(!HAVE_BROWSER)("the search page, with keys", () => {
   }
 
   async function api(query: Record<string, string>): Promise<{ results: Hit[]; pagination: { page: number; pages: number } }> {
-    const params = new URLSearchParams({ object_fields: "*", result_fields: "highlights", limit: "10", ...query });
+    // (the page's own request: highlights shown, not reordering the results)
+    const params = new URLSearchParams({ object_fields: "*", result_fields: "highlights", highlights_rank: "false", limit: "10", ...query });
     const answer = await call(`${server.url}/v1/indexes/articles/search?${params}`, reader);
     expect(answer.status, answer.text).toBe(200);
     return answer.json;
