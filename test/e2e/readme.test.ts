@@ -4,12 +4,10 @@
  * whose comment states an outcome is checked against that outcome here; a commented line no check
  * covers fails the test, so a new claim in the README needs a check (or a reason it is not run).
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { BIN, ROOT, SAMPLE, userEnv } from "../helpers/cli.js";
+import { docsShell, ROOT, SAMPLE } from "../helpers/cli.js";
 import { serve, type Served } from "../helpers/serve.js";
 
 interface Line {
@@ -54,20 +52,15 @@ function split(raw: string): [string, string] {
 }
 
 const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
-const home = mkdtempSync(path.join(tmpdir(), "semsearch-readme-"));
-const work = path.join(home, "work");
-const bin = path.join(home, "bin");
-mkdirSync(work);
-mkdirSync(bin);
-symlinkSync(BIN, path.join(bin, "semsearch"));
+const shell = docsShell("readme");
+const work = shell.work;
 // The walkthrough runs "inside this repository" (fixtures/…); the first block names its file articles.jsonl.
 symlinkSync(path.join(ROOT, "fixtures"), path.join(work, "fixtures"));
 symlinkSync(SAMPLE, path.join(work, "articles.jsonl"));
-const env = { ...userEnv({ SEMSEARCH_PROJECT: undefined }), PATH: `${bin}${path.delimiter}${process.env.PATH}` } as NodeJS.ProcessEnv;
 
 /** A command line as the README gives it, through bash in the folder; it must exit 0. */
 function sh(command: string, extra: Record<string, string> = {}): { stdout: string; stderr: string } {
-  const run = spawnSync("bash", ["-o", "pipefail", "-c", command], { cwd: work, env: { ...env, ...extra }, encoding: "utf8", timeout: 170_000 });
+  const run = shell.run(command, extra);
   expect(run.status, `${command}\n${run.stdout}\n${run.stderr}`).toBe(0);
   return { stdout: run.stdout, stderr: run.stderr };
 }

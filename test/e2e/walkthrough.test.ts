@@ -3,12 +3,10 @@
  * one empty folder, with `semsearch` on the PATH (the package's bin). A command passes when it exits
  * 0, or the code its `# exits N` comment names; a here-document is one command with its lines.
  */
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, ROOT, userEnv } from "../helpers/cli.js";
+import { docsShell, ROOT } from "../helpers/cli.js";
 
 /** The commands of the page's `sh` blocks: a line each, a here-document with its body. */
 export function walkthroughCommands(markdown: string): { command: string; exit: number }[] {
@@ -37,16 +35,10 @@ describe("docs/walkthrough.md", () => {
     const page = readFileSync(path.join(ROOT, "docs", "walkthrough.md"), "utf8");
     const commands = walkthroughCommands(page);
     expect(commands.length).toBeGreaterThan(15);
-    const home = mkdtempSync(path.join(tmpdir(), "semsearch-walkthrough-"));
-    const work = path.join(home, "work");
-    const bin = path.join(home, "bin");
-    mkdirSync(work);
-    mkdirSync(bin);
-    symlinkSync(BIN, path.join(bin, "semsearch"));
-    const env = { ...userEnv(), PATH: `${bin}${path.delimiter}${process.env.PATH}` } as NodeJS.ProcessEnv;
+    const shell = docsShell("walkthrough");
     const outputs: string[] = [];
     for (const { command, exit } of commands) {
-      const run = spawnSync("bash", ["-o", "pipefail", "-c", command], { cwd: work, env, encoding: "utf8", timeout: 170_000 });
+      const run = shell.run(command);
       outputs.push(`$ ${command.split("\n")[0]}\n${run.stdout}${run.stderr}`);
       expect(run.status, `${command}\n${run.stdout}\n${run.stderr}`).toBe(exit);
     }

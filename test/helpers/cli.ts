@@ -1,6 +1,6 @@
 /** Runs the built `bin/semsearch` as a subprocess; never throws. */
-import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
+import { mkdirSync, mkdtempSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -94,4 +94,19 @@ export async function cliJson<T = any>(project: string, args: string[], options:
     throw new Error(`semsearch ${args.join(" ")} exited ${result.exitCode}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
   }
   return JSON.parse(result.stdout) as T;
+}
+
+/**
+ * An empty working folder where a page's `sh` lines run as a reader runs them: through bash (with
+ * pipefail), `semsearch` on the PATH as the package's bin, no SEMSEARCH_PROJECT. `run` never throws.
+ */
+export function docsShell(name: string): { work: string; run(command: string, extra?: Record<string, string>): SpawnSyncReturns<string> } {
+  const home = mkdtempSync(path.join(tmpdir(), `semsearch-${name}-`));
+  const work = path.join(home, "work");
+  const bin = path.join(home, "bin");
+  mkdirSync(work);
+  mkdirSync(bin);
+  symlinkSync(BIN, path.join(bin, "semsearch"));
+  const env = { ...userEnv({ SEMSEARCH_PROJECT: undefined }), PATH: `${bin}${path.delimiter}${process.env.PATH}` } as NodeJS.ProcessEnv;
+  return { work, run: (command, extra = {}) => spawnSync("bash", ["-o", "pipefail", "-c", command], { cwd: work, env: { ...env, ...extra }, encoding: "utf8", timeout: 170_000 }) };
 }
